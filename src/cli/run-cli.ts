@@ -1,0 +1,100 @@
+// The account-api command line: parses words and flags, opens the store, runs one command, returns an exit status.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config.ts';
+import { isDomainError } from '../domain/errors.ts';
+import { openStore } from '../store/open-store.ts';
+import { UsageError, type CliContext, type CliFlags, type CliIo } from './cli-context.ts';
+import { keysCommand, KEYS_USAGE } from './keys.ts';
+import { serveCommand } from './serve.ts';
+import { usersCommand, USERS_USAGE } from './users.ts';
+
+const USAGE = `Usage:
+account-api serve [--sandbox] [--port PORT] [--host HOST] [--database-url URL]
+account-api migrate
+${USERS_USAGE}
+${KEYS_USAGE}
+
+Every command takes --json (machine output), --sandbox (the sandbox database and sandbox keys)
+and --database-url URL (default: DATABASE_URL, else sqlite:./data/account-api.db).`;
+
+function parse(argv: readonly string[]): { words: string[]; flags: CliFlags; help: boolean } {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      sandbox: { type: 'boolean', default: false },
+      'database-url': { type: 'string' },
+      name: { type: 'string' },
+      timezone: { type: 'string' },
+      premium: { type: 'boolean', default: false },
+      label: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const { help, ...flags } = values;
+  return { words: positionals, flags: flags as CliFlags, help: help === true };
+}
+
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    io.stderr.write(`account-api: ${(error as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const [command, ...rest] = parsed.words;
+  if (parsed.help || command === undefined || command === 'help') {
+    (command === undefined && !parsed.help ? io.stderr : io.stdout).write(`${USAGE}\n`);
+    return command === undefined && !parsed.help ? 2 : 0;
+  }
+
+  const json = parsed.flags.json;
+  try {
+    const config = loadConfig(io.env, {
+      sandbox: parsed.flags.sandbox,
+      databaseUrl: parsed.flags['database-url'],
+      port: parsed.flags.port,
+      host: parsed.flags.host,
+    });
+    if (command === 'serve') {
+      await serveCommand({ ...io, flags: parsed.flags, args: rest }, config);
+      return 0;
+    }
+    const grouped = command === 'users' || command === 'keys';
+    const context: CliContext = { ...io, flags: parsed.flags, args: grouped ? rest.slice(1) : rest };
+    if (!['migrate', 'users', 'keys'].includes(command)) throw new UsageError(`unknown command '${command}'`);
+    const store = openStore(config);
+    try {
+      if (command === 'migrate') {
+        const report = await store.migrate();
+        if (json) io.stdout.write(`${JSON.stringify({ applied: report.applied, current: report.current })}\n`);
+        else io.stdout.write(report.applied.length === 0 ? `Schema is up to date (version ${report.current}).\n` : `Applied migrations ${report.applied.join(', ')}; schema is at version ${report.current}.\n`);
+        return 0;
+      }
+      // Commands other than migrate also bring a fresh database up to date, so the first `users create` just works.
+      await store.migrate();
+      if (command === 'users') await usersCommand(rest[0], context, store);
+      else await keysCommand(rest[0], context, store);
+      return 0;
+    } finally {
+      await store.close();
+    }
+  } catch (error) {
+    return reportFailure(error, io, json);
+  }
+}
+
+function reportFailure(error: unknown, io: CliIo, json: boolean): number {
+  const usage = error instanceof UsageError;
+  const known = usage || error instanceof ConfigError || isDomainError(error);
+  const code = isDomainError(error) ? error.code : usage ? 'usage' : error instanceof ConfigError ? 'config' : 'internal_error';
+  const message = known ? (error as Error).message : `unexpected failure: ${(error as Error)?.stack ?? String(error)}`;
+  if (json) io.stderr.write(`${JSON.stringify({ error: { code, message } })}\n`);
+  else io.stderr.write(`account-api: ${message}\n`);
+  return usage ? 2 : 1;
+}

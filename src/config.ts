@@ -1,0 +1,90 @@
+// Environment variables and command-line flags, parsed once into one typed, validated configuration.
+import { isAbsolute, resolve } from 'node:path';
+import type { KeyEnvironment } from './domain/api-keys.ts';
+
+export type DatabaseTarget = { readonly engine: 'sqlite'; readonly path: string } | { readonly engine: 'postgres'; readonly url: string };
+
+export interface Config {
+  readonly environment: KeyEnvironment;
+  readonly host: string;
+  readonly port: number;
+  readonly database: DatabaseTarget;
+  readonly sqliteSynchronous: 'full' | 'normal';
+  readonly sqliteBusyTimeoutMs: number;
+  readonly bodyLimitBytes: number;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly keyTouchIntervalMs: number;
+  readonly apiPrefix: string;
+}
+
+/** Values given on the command line win over the environment. */
+export interface ConfigFlags {
+  readonly sandbox?: boolean;
+  readonly host?: string;
+  readonly port?: string;
+  readonly databaseUrl?: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/account-api.db';
+export const DEFAULT_SANDBOX_DATABASE_URL = 'sqlite:./data/sandbox.db';
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function integer(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}; got '${raw}'.`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (raw === undefined || raw === '') return fallback;
+  const value = raw.toLowerCase() as T;
+  if (!allowed.includes(value)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}; got '${raw}'.`);
+  return value;
+}
+
+/** `sqlite:PATH`, `sqlite://PATH`, `file:PATH` or a bare path select SQLite; `postgres://...` selects PostgreSQL. */
+export function parseDatabaseUrl(url: string, cwd: string): DatabaseTarget {
+  if (/^postgres(ql)?:\/\//i.test(url)) return { engine: 'postgres', url };
+  const match = /^(?:sqlite|file):(?:\/\/)?(.*)$/i.exec(url);
+  const path = match === null ? url : match[1]!;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) && match === null) {
+    throw new ConfigError(`DATABASE_URL '${url}' names an engine this server does not know; use sqlite:PATH or postgres://...`);
+  }
+  if (path === '') throw new ConfigError('DATABASE_URL names no SQLite file; use e.g. sqlite:./data/account-api.db.');
+  return { engine: 'sqlite', path: path === ':memory:' || isAbsolute(path) ? path : resolve(cwd, path) };
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd: string = process.cwd()): Config {
+  const environment: KeyEnvironment = flags.sandbox === true || env.ACCOUNT_API_SANDBOX === '1' ? 'sandbox' : 'live';
+  const databaseUrl =
+    flags.databaseUrl ??
+    (environment === 'sandbox'
+      ? env.SANDBOX_DATABASE_URL || DEFAULT_SANDBOX_DATABASE_URL
+      : env.DATABASE_URL || DEFAULT_DATABASE_URL);
+  const database = parseDatabaseUrl(databaseUrl, cwd);
+  if (environment === 'sandbox' && flags.databaseUrl === undefined && env.DATABASE_URL) {
+    const live = parseDatabaseUrl(env.DATABASE_URL, cwd);
+    if (JSON.stringify(live) === JSON.stringify(database)) {
+      throw new ConfigError('The sandbox must not share the live database: set SANDBOX_DATABASE_URL to another database.');
+    }
+  }
+  return {
+    environment,
+    host: flags.host ?? env.HOST ?? '0.0.0.0',
+    port: integer('PORT', flags.port ?? env.PORT, 8080, 0, 65535),
+    database,
+    sqliteSynchronous: oneOf('SQLITE_SYNCHRONOUS', env.SQLITE_SYNCHRONOUS, ['full', 'normal'], 'full'),
+    sqliteBusyTimeoutMs: integer('SQLITE_BUSY_TIMEOUT_MS', env.SQLITE_BUSY_TIMEOUT_MS, 5000, 0, 60_000),
+    bodyLimitBytes: integer('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES, 16 * 1024, 1024, 1024 * 1024),
+    logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
+    keyTouchIntervalMs: integer('KEY_TOUCH_INTERVAL_MS', env.KEY_TOUCH_INTERVAL_MS, 60_000, 0, 86_400_000),
+    apiPrefix: '/api/v0',
+  };
+}

@@ -1,0 +1,101 @@
+// API key format: a scannable prefix, a public key id, a random secret and a checksum; only a hash is stored.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+/** Which server a key belongs to: a sandbox key must never open a live account, nor the reverse. */
+export type KeyEnvironment = 'live' | 'sandbox';
+
+export const KEY_PREFIXES: Readonly<Record<KeyEnvironment, string>> = {
+  live: 'aapi_live_',
+  sandbox: 'aapi_sandbox_',
+};
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const KEY_ID_LENGTH = 12;
+const SECRET_LENGTH = 32; // 32 base62 characters: about 190 bits of entropy
+const CHECKSUM_LENGTH = 6; // CRC32 fits in 6 base62 digits
+const BODY_PATTERN = new RegExp(`^[0-9A-Za-z]{${KEY_ID_LENGTH + SECRET_LENGTH + CHECKSUM_LENGTH}}$`);
+
+export interface ParsedKey {
+  readonly environment: KeyEnvironment;
+  /** Non-secret identifier, stored in clear, used to find the key and to list or revoke it. */
+  readonly keyId: string;
+  /** The whole key as sent; hashed for comparison, never stored or logged. */
+  readonly token: string;
+}
+
+export type KeyParseResult = { ok: true; key: ParsedKey } | { ok: false; reason: 'malformed' };
+
+export interface IssuedKey extends ParsedKey {
+  /** SHA-256 of the whole key: what the store keeps. */
+  readonly hash: Buffer;
+  /** Shown in listings so a person can tell keys apart without seeing the secret. */
+  readonly displayPrefix: string;
+}
+
+/** Random base62 without modulo bias: bytes of 248 and over are thrown away (248 = 4 * 62). */
+export function randomBase62(length: number, random: (size: number) => Buffer = randomBytes): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of random(length * 2)) {
+      if (byte < 248) out += ALPHABET[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+function base62Fixed(value: number, width: number): string {
+  let out = '';
+  let rest = value;
+  for (let i = 0; i < width; i++) {
+    out = ALPHABET[rest % 62] + out;
+    rest = Math.floor(rest / 62);
+  }
+  return out;
+}
+
+function checksumOf(prefixAndBody: string): string {
+  return base62Fixed(crc32(prefixAndBody), CHECKSUM_LENGTH);
+}
+
+export function hashKey(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+export function displayPrefixOf(environment: KeyEnvironment, keyId: string): string {
+  return `${KEY_PREFIXES[environment]}${keyId}`;
+}
+
+/** Builds a key from its parts; `issueKey` is the normal way in, this one serves deterministic sandbox keys. */
+export function composeKey(environment: KeyEnvironment, keyId: string, secret: string): IssuedKey {
+  const head = `${KEY_PREFIXES[environment]}${keyId}${secret}`;
+  const token = head + checksumOf(head);
+  return { environment, keyId, token, hash: hashKey(token), displayPrefix: displayPrefixOf(environment, keyId) };
+}
+
+export function issueKey(environment: KeyEnvironment): IssuedKey {
+  return composeKey(environment, randomBase62(KEY_ID_LENGTH), randomBase62(SECRET_LENGTH));
+}
+
+/** Checks shape and checksum only, so a mistyped or truncated key is refused without touching the store. */
+export function parseKey(token: string): KeyParseResult {
+  for (const environment of ['live', 'sandbox'] as const) {
+    const prefix = KEY_PREFIXES[environment];
+    if (!token.startsWith(prefix)) continue;
+    const body = token.slice(prefix.length);
+    if (!BODY_PATTERN.test(body)) return { ok: false, reason: 'malformed' };
+    const head = token.slice(0, token.length - CHECKSUM_LENGTH);
+    if (checksumOf(head) !== token.slice(-CHECKSUM_LENGTH)) return { ok: false, reason: 'malformed' };
+    return { ok: true, key: { environment, keyId: body.slice(0, KEY_ID_LENGTH), token } };
+  }
+  return { ok: false, reason: 'malformed' };
+}
+
+/** Constant-time comparison of a presented key against a stored hash. */
+export function keyMatches(token: string, storedHash: Uint8Array): boolean {
+  const presented = hashKey(token);
+  return storedHash.length === presented.length && timingSafeEqual(presented, storedHash);
+}
+
+export const KEY_ID_PATTERN = new RegExp(`^[0-9A-Za-z]{${KEY_ID_LENGTH}}$`);

@@ -1,0 +1,126 @@
+// The IANA time zone names the API accepts, and "did you mean" suggestions for names it does not.
+import data from './timezones.json' with { type: 'json' };
+
+export interface TimezoneCatalog {
+  /** The tzdata release the list was generated from, such as 2025b. */
+  readonly tzdata: string;
+  readonly zones: readonly string[];
+  /** Exact and case-sensitive: `Europe/Paris` is a zone, `europe/paris` is a request to correct. */
+  has(name: string): boolean;
+  /** The closest valid names for a wrong value, best first; empty when nothing is close. */
+  suggest(input: string, limit?: number): string[];
+}
+
+// Longer than any real zone name (the longest is about 30 characters); past this the input is not a typo
+// and computing distances would only let a caller spend our CPU.
+const MAX_SUGGESTION_INPUT = 64;
+
+const DEFAULT_SUGGESTION_LIMIT = 3;
+
+interface IndexedZone {
+  readonly name: string;
+  readonly lowerName: string;
+  readonly lowerLastSegment: string;
+}
+
+interface Ranked {
+  readonly name: string;
+  readonly exact: boolean;
+  readonly distance: number;
+}
+
+/** The catalog of the committed list in timezones.json (regenerate with `npm run tz:generate`). */
+export function loadTimezoneCatalog(): TimezoneCatalog {
+  return createTimezoneCatalog(data.tzdata, data.zones);
+}
+
+export function createTimezoneCatalog(tzdata: string, zones: readonly string[]): TimezoneCatalog {
+  const frozenZones = Object.freeze([...zones]);
+  const known: ReadonlySet<string> = new Set(frozenZones);
+  // Lower-cased once per catalog so a bad request pays only for the distances.
+  const indexed: readonly IndexedZone[] = frozenZones.map((name) => {
+    const lowerName = name.toLowerCase();
+    return { name, lowerName, lowerLastSegment: lastSegment(lowerName) };
+  });
+
+  return Object.freeze({
+    tzdata,
+    zones: frozenZones,
+    has: (name: string): boolean => known.has(name),
+    suggest: (input: string, limit: number = DEFAULT_SUGGESTION_LIMIT): string[] => suggestZones(indexed, input, limit),
+  });
+}
+
+function suggestZones(indexed: readonly IndexedZone[], input: string, limit: number): string[] {
+  // Checked before any normalisation so even trimming a huge input costs nothing.
+  if (input.length > MAX_SUGGESTION_INPUT || !(limit >= 1)) return [];
+  // People type "New York" for "New_York"; zone names never contain spaces.
+  const wanted = input.trim().replace(/\s+/g, '_').toLowerCase();
+  if (wanted === '') return [];
+  const wantedLastSegment = lastSegment(wanted);
+  const fullBudget = distanceBudget(wanted);
+  const segmentBudget = distanceBudget(wantedLastSegment);
+
+  const ranked: Ranked[] = [];
+  for (const zone of indexed) {
+    if (zone.lowerName === wanted) {
+      ranked.push({ name: zone.name, exact: true, distance: 0 });
+      continue;
+    }
+    // The full name catches typos anywhere (Europe/Pariss); the last segment catches a bare city (paris)
+    // and a city under the wrong or a missing sub-area (America/Buenos_Aires).
+    const distance = Math.min(
+      boundedDistance(wanted, zone.lowerName, fullBudget),
+      boundedDistance(wantedLastSegment, zone.lowerLastSegment, segmentBudget),
+    );
+    if (Number.isFinite(distance)) ranked.push({ name: zone.name, exact: false, distance });
+  }
+
+  ranked.sort(byCloseness);
+  return ranked.slice(0, Math.floor(limit)).map((candidate) => candidate.name);
+}
+
+function byCloseness(a: Ranked, b: Ranked): number {
+  if (a.exact !== b.exact) return a.exact ? -1 : 1;
+  if (a.distance !== b.distance) return a.distance - b.distance;
+  // Code-point order, not localeCompare, so the answer is the same on every machine.
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+// Short inputs get a floor of 2 so a single transposition ("Lodnon") still finds its zone.
+function distanceBudget(text: string): number {
+  return Math.max(2, Math.floor(text.length / 3));
+}
+
+/** The distance when it is within budget, otherwise Infinity; the length gap alone rules most names out. */
+function boundedDistance(a: string, b: string, budget: number): number {
+  if (Math.abs(a.length - b.length) > budget) return Number.POSITIVE_INFINITY;
+  const distance = levenshtein(a, b);
+  return distance <= budget ? distance : Number.POSITIVE_INFINITY;
+}
+
+function lastSegment(name: string): string {
+  return name.slice(name.lastIndexOf('/') + 1);
+}
+
+/** Edits (insert, delete, substitute one code point) needed to turn `a` into `b`. */
+export function levenshtein(a: string, b: string): number {
+  const source = Array.from(a);
+  const target = Array.from(b);
+  if (source.length === 0) return target.length;
+  if (target.length === 0) return source.length;
+
+  // Two rows of the dynamic-programming table are enough: each row only reads the one above.
+  let previous = new Uint32Array(target.length + 1).map((_, index) => index);
+  let current = new Uint32Array(target.length + 1);
+  for (let i = 1; i <= source.length; i++) {
+    current[0] = i;
+    const sourceChar = source[i - 1];
+    for (let j = 1; j <= target.length; j++) {
+      const substitution = sourceChar === target[j - 1] ? 0 : 1;
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + substitution);
+    }
+    [previous, current] = [current, previous];
+  }
+  return previous[target.length]!;
+}

@@ -1,0 +1,108 @@
+// Authenticates callers from Basic credentials (username + API key) and enforces each route's `access`.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { hashKey, keyMatches, parseKey, type KeyEnvironment } from '../domain/api-keys.ts';
+import type { Account, Store } from '../store/store.ts';
+import { parseBasicCredentials } from './basic-credentials.ts';
+import { HttpError } from './http-error.ts';
+
+/** `public`: credentials optional, checked when sent. `premium`: a valid key of a Premium account. */
+export type Access = 'public' | 'premium';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated account, or null on a public route called without credentials. */
+    caller: Account | null;
+  }
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+}
+
+export interface AuthenticateOptions {
+  readonly store: Store;
+  readonly environment: KeyEnvironment;
+  readonly realm: string;
+  /** How often at most a key's `last used` time is written: one write per key per interval, not per request. */
+  readonly touchIntervalMs: number;
+}
+
+// Compared against when the key id is unknown, so an unknown user costs the same work as a wrong key.
+const DECOY_HASH = hashKey('aapi_live_decoy');
+const TOUCH_MEMORY_LIMIT = 10_000;
+
+export const authenticate = fp(
+  async function authenticate(app: FastifyInstance, options: AuthenticateOptions) {
+    const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
+    const unauthenticated = (code: string, message: string) => new HttpError(401, code, message, { headers: challenge });
+    const lastTouched = new Map<string, number>();
+
+    async function touch(keyId: string, request: FastifyRequest): Promise<void> {
+      const now = Date.now();
+      const previous = lastTouched.get(keyId);
+      if (previous !== undefined && now - previous < options.touchIntervalMs) return;
+      if (lastTouched.size >= TOUCH_MEMORY_LIMIT) lastTouched.clear();
+      lastTouched.set(keyId, now);
+      try {
+        await options.store.touchKey(keyId, new Date(now));
+      } catch (error) {
+        // A missed "last used" stamp must not fail the caller's request.
+        request.log.warn({ err: error }, 'could not record key use');
+      }
+    }
+
+    async function identify(header: string, request: FastifyRequest): Promise<Account> {
+      const credentials = parseBasicCredentials(header);
+      if (credentials === null) {
+        throw unauthenticated(
+          'malformed_credentials',
+          'The Authorization header must be HTTP Basic credentials: base64 of USERNAME:API_KEY (curl -u USERNAME:API_KEY).',
+        );
+      }
+      const parsed = parseKey(credentials.password);
+      if (!parsed.ok) {
+        throw unauthenticated(
+          'malformed_key',
+          'The API key is not in the expected format (aapi_live_... or aapi_sandbox_...); check that it was copied whole.',
+        );
+      }
+      const key = parsed.key;
+      if (key.environment !== options.environment) {
+        throw unauthenticated(
+          'wrong_environment',
+          key.environment === 'sandbox'
+            ? 'This is a sandbox key; send it to the sandbox server, or use a live key here.'
+            : 'This is a live key; the sandbox accepts only sandbox keys (aapi_sandbox_...).',
+        );
+      }
+      const credential = await options.store.findCredential(key.keyId);
+      const hashMatches = keyMatches(key.token, credential?.hash ?? DECOY_HASH);
+      const ownerMatches = credential !== null && credential.account.username.toLowerCase() === credentials.username.toLowerCase();
+      if (credential === null || !hashMatches || !ownerMatches) {
+        throw unauthenticated('invalid_credentials', 'The username or API key is wrong.');
+      }
+      if (credential.revoked) {
+        throw unauthenticated('key_revoked', 'This API key has been revoked; ask the account holder for a new one.');
+      }
+      await touch(key.keyId, request);
+      return credential.account;
+    }
+
+    app.decorateRequest('caller', null);
+    app.addHook('onRequest', async (request) => {
+      const access = request.routeOptions.config.access;
+      if (access === undefined) return; // not-found and framework routes
+      const header = request.headers.authorization;
+      if (header === undefined) {
+        if (access === 'public') return;
+        throw unauthenticated('credentials_required', 'This endpoint needs HTTP Basic credentials: your username and an API key.');
+      }
+      const account = await identify(header, request);
+      if (access === 'premium' && !account.premium) {
+        throw new HttpError(403, 'premium_required', 'This endpoint needs a Premium account; this account does not have Premium.');
+      }
+      request.caller = account;
+    });
+  },
+  { name: 'authenticate' },
+);

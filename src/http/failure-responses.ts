@@ -1,0 +1,62 @@
+// Answers every failure (thrown errors, unknown paths, wrong methods) with the failure envelope.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { failure } from './envelope.ts';
+import { HttpError } from './http-error.ts';
+import { mapError } from './map-error.ts';
+
+export interface FailureResponsesOptions {
+  /** The version prefix this server serves, e.g. `/api/v0`, for a helpful answer to `/api/v1/...`. */
+  readonly apiPrefix: string;
+}
+
+function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+export function sendFailure(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const mapped = mapError(error, request.body);
+  if (mapped.unexpected) request.log.error({ err: error }, 'request failed');
+  return reply
+    .code(mapped.statusCode)
+    .headers(mapped.headers)
+    .type('application/json; charset=utf-8')
+    .send(failure(mapped.statusCode, mapped.messages));
+}
+
+export const failureResponses = fp(
+  async function failureResponses(app: FastifyInstance, options: FailureResponsesOptions) {
+    // Methods per path, collected as routes are added, so a wrong method gets 405 with Allow instead of 404.
+    const methodsByPath = new Map<string, Set<string>>();
+    app.addHook('onRoute', (route) => {
+      const path = pathOf(route.url ?? route.path);
+      const methods = methodsByPath.get(path) ?? new Set<string>();
+      for (const method of [route.method].flat()) methods.add(method);
+      methodsByPath.set(path, methods);
+    });
+
+    app.setErrorHandler((error, request, reply) => sendFailure(error, request, reply));
+
+    app.setNotFoundHandler((request, reply) => {
+      const path = pathOf(request.url);
+      const methods = methodsByPath.get(path);
+      if (methods !== undefined) {
+        const allow = [...methods].sort().join(', ');
+        return sendFailure(
+          new HttpError(405, 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${allow}.`, { headers: { Allow: allow } }),
+          request,
+          reply,
+        );
+      }
+      const version = /^\/api\/([^/]+)/.exec(path)?.[1];
+      const message =
+        version !== undefined && `/api/${version}` !== options.apiPrefix
+          ? `API version '${version}' does not exist; this server serves ${options.apiPrefix}.`
+          : `Nothing is at ${path}; the endpoints are under ${options.apiPrefix}.`;
+      return sendFailure(new HttpError(404, 'not_found', message), request, reply);
+    });
+  },
+  { name: 'failure-responses' },
+);

@@ -1,0 +1,9 @@
+// Process entry: runs the account-api command line (serve, migrate, users, keys) and exits with its status.
+import { runCli } from './cli/run-cli.ts';
+
+process.exitCode = await runCli(process.argv.slice(2), {
+  env: process.env,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  cwd: process.cwd(),
+});

@@ -1,0 +1,53 @@
+// GET/POST /user: the caller's account and its display name; /account is a deprecated alias of the same.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { checkDisplayName } from '../../domain/names.ts';
+import { success } from '../../http/envelope.ts';
+import { bodyOf, successOf, userSchema } from '../../http/schemas.ts';
+import type { Account, Store } from '../../store/store.ts';
+
+export interface UserRoutesOptions {
+  readonly store: Store;
+  /** Where this plugin is mounted, for the alias's Link header. */
+  readonly apiPrefix: string;
+}
+
+function userView(account: Account) {
+  return { user_id: account.id, username: account.username, name: account.name, timezone: account.timezone };
+}
+
+export async function userRoutes(app: FastifyInstance, options: UserRoutesOptions) {
+  const { store } = options;
+  const successor = `<${options.apiPrefix}/user>; rel="successor-version"`;
+
+  // An example in the spec calls POST /account: it is served as an alias that tells clients where to move.
+  // onSend, not onRequest: failures on the alias (401, 400...) carry the headers too.
+  const markDeprecated = async (_request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    reply.header('Deprecation', 'true').header('Link', successor);
+    return payload;
+  };
+
+  for (const path of ['/user', '/account']) {
+    const onSend = path === '/account' ? [markDeprecated] : [];
+
+    app.get(path, {
+      config: { access: 'premium' },
+      onSend,
+      schema: { response: { 200: successOf(userSchema) } },
+      handler: async (request) => success(userView(request.caller!)),
+    });
+
+    app.post<{ Body: { name: string } }>(path, {
+      config: { access: 'premium' },
+      onSend,
+      schema: {
+        body: bodyOf({ name: { description: 'The display name: 1 to 100 characters, no control characters, kept exactly as sent' } }),
+        response: { 200: successOf(userSchema) },
+      },
+      handler: async (request) => {
+        const name = checkDisplayName(request.body.name);
+        const account = await store.updateName(request.caller!.id, name);
+        return success(userView(account));
+      },
+    });
+  }
+}

@@ -1,0 +1,47 @@
+// Starts the HTTP service: configuration -> store -> migrations -> app -> listening socket.
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { loadTimezoneCatalog } from './domain/timezones.ts';
+import { seedDemoAccounts, type DemoAccount } from './sandbox/demo-accounts.ts';
+import { openStore } from './store/open-store.ts';
+import type { Store } from './store/store.ts';
+
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  readonly store: Store;
+  readonly url: string;
+  readonly accountCount: number;
+  readonly demoAccounts: readonly DemoAccount[];
+  /** Stops accepting, finishes requests in flight, then closes the store. */
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  const store = openStore(config);
+  try {
+    await store.migrate();
+    const demoAccounts = config.environment === 'sandbox' ? await seedDemoAccounts(store) : [];
+    const accountCount = await store.countAccounts();
+    const app = buildApp({ config, store, timezones: loadTimezoneCatalog() });
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : config.port;
+    const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+    const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+    return {
+      app,
+      store,
+      url,
+      accountCount,
+      demoAccounts,
+      close: async () => {
+        await app.close();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,332 @@
+// The embedded default store: SQLite through node:sqlite, in WAL mode so the CLI can write while the server runs.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { DomainError } from '../../domain/errors.ts';
+import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
+import { loadMigrations, type Migration } from './migrations.ts';
+
+export interface SqliteStoreOptions {
+  /** A file path, or ':memory:'. */
+  readonly path: string;
+  /** FULL survives power loss; NORMAL survives a process crash only. */
+  readonly synchronous: 'full' | 'normal';
+  readonly busyTimeoutMs: number;
+}
+
+type Row = Record<string, unknown>;
+
+const SQLITE_BUSY = 5;
+const SQLITE_LOCKED = 6;
+const SQLITE_CONSTRAINT_UNIQUE = 2067;
+const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
+
+function toAccount(row: Row): Account {
+  return {
+    id: Number(row.id),
+    username: String(row.username),
+    name: String(row.name),
+    timezone: String(row.timezone),
+    premium: Number(row.premium) === 1,
+    createdAt: String(row.created_at),
+  };
+}
+
+function toKey(row: Row): ApiKeyRecord {
+  return {
+    keyId: String(row.key_id),
+    username: String(row.username),
+    label: row.label === null ? null : String(row.label),
+    displayPrefix: String(row.display_prefix),
+    createdAt: String(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : String(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : String(row.revoked_at),
+  };
+}
+
+function accountNotFound(username: string): DomainError {
+  return new DomainError('not_found', 'account_not_found', `No account is named '${username}'.`, { field: 'username' });
+}
+
+/** Turns engine errors into domain errors, so no caller ever sees SQLite's vocabulary. */
+function translate(error: unknown): unknown {
+  if (error instanceof DomainError) return error;
+  const errcode = (error as { errcode?: number }).errcode;
+  if (errcode === undefined) return error;
+  const primary = errcode & 0xff;
+  if (primary === SQLITE_BUSY || primary === SQLITE_LOCKED) {
+    return new DomainError('unavailable', 'store_busy', 'The database is busy; try again shortly.', { cause: error });
+  }
+  return error;
+}
+
+const ACCOUNT_COLUMNS = 'id, username, name, timezone, premium, created_at';
+const KEY_COLUMNS =
+  'k.key_id, a.username, k.label, k.display_prefix, k.created_at, k.last_used_at, k.revoked_at';
+
+export class SqliteStore implements Store {
+  readonly engine = 'sqlite';
+  readonly #db: DatabaseSync;
+  readonly #migrations: readonly Migration[];
+  readonly #statements = new Map<string, StatementSync>();
+
+  constructor(options: SqliteStoreOptions) {
+    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    this.#db = new DatabaseSync(options.path, { enableForeignKeyConstraints: true, timeout: options.busyTimeoutMs });
+    this.#db.exec('PRAGMA journal_mode = WAL');
+    this.#db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    this.#migrations = loadMigrations();
+  }
+
+  /** Prepared once per SQL text: parsing is most of the cost of a small query. */
+  #statement(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  #run<T>(work: () => T): Promise<T> {
+    try {
+      return Promise.resolve(work());
+    } catch (error) {
+      return Promise.reject(translate(error));
+    }
+  }
+
+  #transaction<T>(work: () => T): T {
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = work();
+      this.#db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      this.#db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  #appliedVersions(): number[] {
+    this.#db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    );
+    return this.#db
+      .prepare('SELECT version FROM schema_migrations ORDER BY version')
+      .all()
+      .map((row) => Number(row.version));
+  }
+
+  #assertNotNewer(applied: readonly number[]): void {
+    const newest = this.#migrations.at(-1)?.version ?? 0;
+    const unknown = applied.filter((version) => version > newest);
+    if (unknown.length > 0) {
+      throw new DomainError(
+        'internal',
+        'schema_too_new',
+        `The database schema is at version ${Math.max(...unknown)}, newer than this build of account-api knows (${newest}). ` +
+          'Run the newer build, or restore a backup made before it migrated.',
+      );
+    }
+  }
+
+  migrate(): Promise<MigrationReport> {
+    return this.#run(() =>
+      this.#transaction(() => {
+        const applied = this.#appliedVersions();
+        this.#assertNotNewer(applied);
+        const done = new Set(applied);
+        const now = new Date().toISOString();
+        const newlyApplied: number[] = [];
+        for (const migration of this.#migrations) {
+          if (done.has(migration.version)) continue;
+          this.#db.exec(migration.sql);
+          this.#db
+            .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+            .run(migration.version, migration.name, now);
+          newlyApplied.push(migration.version);
+        }
+        return { applied: newlyApplied, current: this.#migrations.at(-1)?.version ?? 0 };
+      }),
+    );
+  }
+
+  checkSchema(): Promise<void> {
+    return this.#run(() => {
+      const applied = this.#appliedVersions();
+      this.#assertNotNewer(applied);
+      const missing = this.#migrations.filter((migration) => !applied.includes(migration.version));
+      if (missing.length > 0) {
+        throw new DomainError(
+          'internal',
+          'schema_outdated',
+          `The database is missing migrations ${missing.map((m) => m.version).join(', ')}; run 'account-api migrate'.`,
+        );
+      }
+    });
+  }
+
+  createAccount(account: NewAccount): Promise<Account> {
+    return this.#run(() => {
+      const now = new Date().toISOString();
+      try {
+        const row = this.#statement(
+          `INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?) RETURNING ${ACCOUNT_COLUMNS}`,
+        ).get(account.username, account.name, account.timezone, account.premium ? 1 : 0, now, now);
+        return toAccount(row as Row);
+      } catch (error) {
+        if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_UNIQUE) {
+          throw new DomainError('conflict', 'username_taken', `An account named '${account.username}' already exists (names ignore case).`, {
+            field: 'username',
+          });
+        }
+        throw error;
+      }
+    });
+  }
+
+  findAccount(username: string): Promise<Account | null> {
+    return this.#run(() => {
+      const row = this.#statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE username = ?`).get(username);
+      return row === undefined ? null : toAccount(row as Row);
+    });
+  }
+
+  listAccounts(): Promise<Account[]> {
+    return this.#run(() =>
+      this.#statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts ORDER BY id`)
+        .all()
+        .map((row) => toAccount(row as Row)),
+    );
+  }
+
+  countAccounts(): Promise<number> {
+    return this.#run(() => Number((this.#statement('SELECT count(*) AS n FROM accounts').get() as Row).n));
+  }
+
+  setPremium(username: string, premium: boolean): Promise<Account> {
+    return this.#run(() => {
+      const row = this.#statement(
+        `UPDATE accounts SET premium = ?, updated_at = ? WHERE username = ? RETURNING ${ACCOUNT_COLUMNS}`,
+      ).get(premium ? 1 : 0, new Date().toISOString(), username);
+      if (row === undefined) throw accountNotFound(username);
+      return toAccount(row as Row);
+    });
+  }
+
+  deleteAccount(username: string): Promise<void> {
+    return this.#run(() => {
+      const result = this.#statement('DELETE FROM accounts WHERE username = ?').run(username);
+      if (result.changes === 0) throw accountNotFound(username);
+    });
+  }
+
+  #updateAccount(accountId: number, column: 'name' | 'timezone', value: string): Account {
+    const row = this.#statement(
+      `UPDATE accounts SET ${column} = ?, updated_at = ? WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`,
+    ).get(value, new Date().toISOString(), accountId);
+    if (row === undefined) {
+      throw new DomainError('not_found', 'account_not_found', 'The account was deleted while the request ran.');
+    }
+    return toAccount(row as Row);
+  }
+
+  updateName(accountId: number, name: string): Promise<Account> {
+    return this.#run(() => this.#updateAccount(accountId, 'name', name));
+  }
+
+  updateTimezone(accountId: number, timezone: string): Promise<Account> {
+    return this.#run(() => this.#updateAccount(accountId, 'timezone', timezone));
+  }
+
+  createKey(username: string, key: NewApiKey): Promise<ApiKeyRecord> {
+    return this.#run(() =>
+      this.#transaction(() => {
+        const owner = this.#statement('SELECT id FROM accounts WHERE username = ?').get(username);
+        if (owner === undefined) throw accountNotFound(username);
+        try {
+          this.#statement(
+            `INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at)
+             VALUES (?, ?, ?, ?, ?, ?)`,
+          ).run(key.keyId, Number(owner.id), key.hash, key.displayPrefix, key.label, new Date().toISOString());
+        } catch (error) {
+          if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) {
+            throw new DomainError('conflict', 'key_exists', `A key with id '${key.keyId}' already exists.`);
+          }
+          throw error;
+        }
+        return this.#keyById(key.keyId)!;
+      }),
+    );
+  }
+
+  #keyById(keyId: string): ApiKeyRecord | null {
+    const row = this.#statement(
+      `SELECT ${KEY_COLUMNS} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`,
+    ).get(keyId);
+    return row === undefined ? null : toKey(row as Row);
+  }
+
+  listKeys(username: string): Promise<ApiKeyRecord[]> {
+    return this.#run(() => {
+      const owner = this.#statement('SELECT id FROM accounts WHERE username = ?').get(username);
+      if (owner === undefined) throw accountNotFound(username);
+      return this.#statement(
+        `SELECT ${KEY_COLUMNS} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.account_id = ? ORDER BY k.created_at, k.key_id`,
+      )
+        .all(Number(owner.id))
+        .map((row) => toKey(row as Row));
+    });
+  }
+
+  revokeKey(keyId: string): Promise<ApiKeyRecord> {
+    return this.#run(() => {
+      // Revoking twice keeps the first time: the record says when the key stopped working.
+      this.#statement('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE key_id = ?').run(
+        new Date().toISOString(),
+        keyId,
+      );
+      const key = this.#keyById(keyId);
+      if (key === null) {
+        throw new DomainError('not_found', 'key_not_found', `No API key has the id '${keyId}'.`, { field: 'key_id' });
+      }
+      return key;
+    });
+  }
+
+  findCredential(keyId: string): Promise<Credential | null> {
+    return this.#run(() => {
+      const row = this.#statement(
+        `SELECT k.key_id, k.secret_hash, k.revoked_at, a.id, a.username, a.name, a.timezone, a.premium, a.created_at
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`,
+      ).get(keyId) as Row | undefined;
+      if (row === undefined) return null;
+      return {
+        keyId: String(row.key_id),
+        hash: row.secret_hash as Uint8Array,
+        revoked: row.revoked_at !== null,
+        account: toAccount(row),
+      };
+    });
+  }
+
+  touchKey(keyId: string, usedAt: Date): Promise<void> {
+    return this.#run(() => {
+      this.#statement('UPDATE api_keys SET last_used_at = ? WHERE key_id = ?').run(usedAt.toISOString(), keyId);
+    });
+  }
+
+  ping(): Promise<void> {
+    return this.#run(() => {
+      this.#statement('SELECT 1').get();
+    });
+  }
+
+  close(): Promise<void> {
+    return this.#run(() => {
+      if (this.#db.isOpen) this.#db.close();
+    });
+  }
+}

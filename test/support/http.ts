@@ -1,0 +1,55 @@
+// Test support: one HTTP call to the running server, with Basic credentials and form or JSON bodies.
+
+export interface CallOptions {
+  readonly auth?: { readonly username: string; readonly key: string } | string;
+  readonly form?: Record<string, string> | string;
+  readonly json?: unknown;
+  readonly headers?: Record<string, string>;
+  readonly body?: string;
+}
+
+export interface CallResult {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  /** The parsed JSON body, or undefined when it is not JSON. */
+  readonly body: any;
+}
+
+export function basic(username: string, key: string): string {
+  return `Basic ${Buffer.from(`${username}:${key}`, 'utf8').toString('base64')}`;
+}
+
+export async function call(method: string, url: string, options: CallOptions = {}): Promise<CallResult> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (typeof options.auth === 'string') headers.authorization = options.auth;
+  else if (options.auth !== undefined) headers.authorization = basic(options.auth.username, options.auth.key);
+  let body: string | undefined = options.body;
+  if (options.form !== undefined) {
+    body = typeof options.form === 'string' ? options.form : new URLSearchParams(options.form).toString();
+    headers['content-type'] ??= 'application/x-www-form-urlencoded';
+  } else if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(url, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed };
+}
+
+/** Asserts the documented failure envelope and returns its first message. */
+export function failureMessage(result: CallResult): { code: string; message: string; field?: string } {
+  const { body } = result;
+  if (body === undefined) throw new Error(`expected a JSON failure envelope, got: ${result.text}`);
+  const expectedStatus = result.status >= 500 ? 'error' : 'fail';
+  if (body.status !== expectedStatus || body.data !== null || JSON.stringify(body.meta) !== '{}' || !Array.isArray(body.messages) || body.messages.length === 0) {
+    throw new Error(`not a failure envelope (HTTP ${result.status}): ${result.text}`);
+  }
+  return body.messages[0];
+}

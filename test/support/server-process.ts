@@ -1,0 +1,157 @@
+// Test support: runs the real account-api server and CLI as child processes on a fresh SQLite file.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const REPO_ROOT = resolve(import.meta.dirname, '../..');
+export const MAIN = join(REPO_ROOT, 'src/main.ts');
+
+export interface Workspace {
+  readonly dir: string;
+  /** Environment for both server and CLI: a fresh live and sandbox database in `dir`. */
+  readonly env: NodeJS.ProcessEnv;
+  cleanup(): void;
+}
+
+export function createWorkspace(extraEnv: NodeJS.ProcessEnv = {}): Workspace {
+  const dir = mkdtempSync(join(tmpdir(), 'account-api-test-'));
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATABASE_URL: `sqlite:${join(dir, 'live.db')}`,
+    SANDBOX_DATABASE_URL: `sqlite:${join(dir, 'sandbox.db')}`,
+    LOG_LEVEL: 'info',
+    ...extraEnv,
+  };
+  return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `account-api ARGS...` exactly as an operator would (with the pinned Node). */
+export function runCli(workspace: Workspace, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [MAIN, ...args], {
+      cwd: workspace.dir,
+      env: { ...workspace.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/** Like runCli, but fails the test with the command's stderr when it does not exit 0. */
+export async function cliOk(workspace: Workspace, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  const result = await runCli(workspace, args, env);
+  if (result.code !== 0) {
+    throw new Error(`account-api ${args.join(' ')} exited ${result.code}:\n${result.stderr}${result.stdout}`);
+  }
+  return result.stdout;
+}
+
+export interface Account {
+  readonly username: string;
+  readonly key: string;
+}
+
+/** Creates an account (Premium unless told otherwise) and one API key, through the real CLI. */
+export async function createAccount(
+  workspace: Workspace,
+  username: string,
+  options: { premium?: boolean; name?: string; timezone?: string; sandbox?: boolean } = {},
+): Promise<Account> {
+  const args = ['users', 'create', username];
+  if (options.premium !== false) args.push('--premium');
+  if (options.name !== undefined) args.push('--name', options.name);
+  if (options.timezone !== undefined) args.push('--timezone', options.timezone);
+  if (options.sandbox === true) args.push('--sandbox');
+  await cliOk(workspace, args);
+  const key = (await cliOk(workspace, ['keys', 'create', username, ...(options.sandbox === true ? ['--sandbox'] : [])])).trim();
+  return { username, key };
+}
+
+export interface ServerProcess {
+  readonly url: string;
+  /** `${url}/api/v0` */
+  readonly api: string;
+  readonly child: ChildProcess;
+  /** Every line the server wrote to stdout and stderr so far. */
+  readonly output: string[];
+  /** SIGTERM, then wait for exit; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL, as a crash would. */
+  kill(): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+/** Starts `account-api serve` on a free port and resolves once it has logged that it is ready. */
+export function startServer(workspace: Workspace, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [MAIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
+    cwd: workspace.dir,
+    env: { ...workspace.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  createInterface({ input: child.stderr! }).on('line', (line) => output.push(line));
+
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`server did not become ready in 20 s:\n${output.join('\n')}`));
+    }, 20_000);
+    exited.then((code) => {
+      clearTimeout(timer);
+      fail(new Error(`server exited with ${code} before it was ready:\n${output.join('\n')}`));
+    });
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      output.push(line);
+      let entry: { msg?: string; url?: string };
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        return;
+      }
+      if (entry.msg !== 'account-api ready' || entry.url === undefined) return;
+      clearTimeout(timer);
+      const url = entry.url;
+      done({
+        url,
+        api: `${url}/api/v0`,
+        child,
+        output,
+        exited,
+        stop: async () => {
+          if (child.exitCode === null) child.kill('SIGTERM');
+          return exited;
+        },
+        kill: async () => {
+          if (child.exitCode === null) child.kill('SIGKILL');
+          await exited;
+        },
+      });
+    });
+  });
+}
+
+/** Waits for a server started with startServer to fail, returning its exit code and output. */
+export async function expectStartFailure(workspace: Workspace, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}) {
+  try {
+    const server = await startServer(workspace, args, env);
+    await server.stop();
+    throw new Error('server started, but it was expected to refuse');
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
