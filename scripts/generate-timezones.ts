@@ -1,4 +1,5 @@
-// Regenerates src/domain/timezones.json, the committed list of accepted IANA zone names, from a tzdb zone.tab.
+// Regenerates src/domain/timezones.json, the committed list of accepted IANA zone names, from a tzdb zone.tab,
+// plus the old names tzdb keeps as links (from the tzdata.zi beside it) so suggestions can map them to current ones.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +38,8 @@ interface TimezoneFile {
   readonly tzdata: string;
   readonly source: string;
   readonly zones: readonly string[];
+  /** Link name -> the listed zone it stands for, keys in code-point order. */
+  readonly aliases: Readonly<Record<string, string>>;
 }
 
 class GeneratorError extends Error {}
@@ -68,18 +71,17 @@ function readText(path: string, what: string): string {
 }
 
 // The release is part of the data: the API reports it, so it must never be guessed.
-function tzdataRelease(explicit: string | undefined, zoneTab: string): string {
+function tzdataRelease(explicit: string | undefined, tzdataZi: string, tzdataText: string | undefined, zoneTab: string): string {
   if (explicit !== undefined) {
     if (!TZDATA_RELEASE.test(explicit)) {
       throw new GeneratorError(`--version must look like a tzdata release such as 2025b, got ${JSON.stringify(explicit)}`);
     }
     return explicit;
   }
-  const tzdataZi = join(dirname(zoneTab), 'tzdata.zi');
-  if (!existsSync(tzdataZi)) {
+  if (tzdataText === undefined) {
     throw new GeneratorError(`no --version given and no tzdata.zi beside ${zoneTab} to read the release from; pass --version 2025b`);
   }
-  const firstLine = readText(tzdataZi, 'tzdata.zi').split('\n', 1)[0] ?? '';
+  const firstLine = tzdataText.split('\n', 1)[0] ?? '';
   const release = /^#\s*version\s+(\S+)\s*$/.exec(firstLine)?.[1];
   if (release === undefined || !TZDATA_RELEASE.test(release)) {
     throw new GeneratorError(
@@ -109,6 +111,60 @@ function zonesFromZoneTab(text: string, zoneTab: string): string[] {
   return [...names].sort().concat('UTC');
 }
 
+/** Link name -> target, from the `L TARGET LINKNAME` lines (zic accepts any prefix of "Link", in any case). */
+function linksFromTzdataZi(text: string, tzdataZi: string): Map<string, string> {
+  const links = new Map<string, string>();
+  const lines = text.split(/\r?\n/);
+  for (const [index, line] of lines.entries()) {
+    const fields = line.replace(/#.*/, '').trim().split(/\s+/);
+    const keyword = fields[0]?.toLowerCase() ?? '';
+    if (keyword === '' || !'link'.startsWith(keyword)) continue;
+    const [, target, name] = fields;
+    if (target === undefined || name === undefined || fields.length !== 3) {
+      throw new GeneratorError(`${tzdataZi}:${index + 1}: expected "L TARGET LINKNAME", got ${JSON.stringify(line)}`);
+    }
+    links.set(name, target);
+  }
+  return links;
+}
+
+/** The name and every link target after it, ending at a name that is not itself a link. */
+function linkChain(name: string, links: ReadonlyMap<string, string>, tzdataZi: string): string[] {
+  const chain = [name];
+  for (let target = links.get(name); target !== undefined; target = links.get(target)) {
+    if (chain.includes(target)) {
+      throw new GeneratorError(`${tzdataZi}: links form a cycle: ${[...chain, target].join(' -> ')}`);
+    }
+    chain.push(target);
+  }
+  return chain;
+}
+
+/**
+ * Each unlisted name that stands for a listed zone. A link maps to the first listed name along its chain;
+ * failing that, to the listed name that shares its final zone, because the list carries "UTC" (itself a link
+ * to Etc/UTC), so Etc/UTC and every other link ending there must still map to it.
+ */
+function aliasesFor(zones: readonly string[], links: ReadonlyMap<string, string>, tzdataZi: string): Record<string, string> {
+  const listed: ReadonlySet<string> = new Set(zones);
+  const listedByFinalZone = new Map<string, string>();
+  // zones is in code-point order (UTC last), so when two listed names share an unlisted final zone the first wins.
+  for (const zone of zones) {
+    const finalZone = linkChain(zone, links, tzdataZi).at(-1)!;
+    if (!listed.has(finalZone) && !listedByFinalZone.has(finalZone)) listedByFinalZone.set(finalZone, zone);
+  }
+
+  const aliases: Record<string, string> = {};
+  const names = [...new Set([...links.keys(), ...listedByFinalZone.keys()])].sort();
+  for (const name of names) {
+    if (listed.has(name)) continue;
+    const chain = linkChain(name, links, tzdataZi);
+    const target = chain.slice(1).find((step) => listed.has(step)) ?? listedByFinalZone.get(chain.at(-1)!);
+    if (target !== undefined) aliases[name] = target;
+  }
+  return aliases;
+}
+
 // Written beside the target and renamed so a failed run never leaves half a JSON file in src/.
 function writeJsonAtomically(path: string, value: TimezoneFile): void {
   const temporary = `${path}.${process.pid}.tmp`;
@@ -123,8 +179,12 @@ function writeJsonAtomically(path: string, value: TimezoneFile): void {
 function generateTimezones(options: GeneratorOptions): TimezoneFile {
   // zone.tab first: a wrong path should be reported as such, not as a missing tzdata.zi beside it.
   const zones = zonesFromZoneTab(readText(options.zoneTab, 'zone.tab'), options.zoneTab);
-  const tzdata = tzdataRelease(options.version, options.zoneTab);
-  const file: TimezoneFile = { tzdata, source: basename(options.zoneTab), zones };
+  const tzdataZi = join(dirname(options.zoneTab), 'tzdata.zi');
+  // Optional once --version is given: without it there are simply no aliases to offer.
+  const tzdataText = existsSync(tzdataZi) ? readText(tzdataZi, 'tzdata.zi') : undefined;
+  const tzdata = tzdataRelease(options.version, tzdataZi, tzdataText, options.zoneTab);
+  const aliases = tzdataText === undefined ? {} : aliasesFor(zones, linksFromTzdataZi(tzdataText, tzdataZi), tzdataZi);
+  const file: TimezoneFile = { tzdata, source: basename(options.zoneTab), zones, aliases };
   writeJsonAtomically(options.out, file);
   return file;
 }
@@ -132,7 +192,9 @@ function generateTimezones(options: GeneratorOptions): TimezoneFile {
 try {
   const options = readOptions(process.argv.slice(2));
   const file = generateTimezones(options);
-  console.log(`wrote ${file.zones.length} zones (tzdata ${file.tzdata}) to ${options.out}`);
+  console.log(
+    `wrote ${file.zones.length} zones and ${Object.keys(file.aliases).length} aliases (tzdata ${file.tzdata}) to ${options.out}`,
+  );
 } catch (error) {
   const message = error instanceof GeneratorError ? error.message : String((error as Error).stack ?? error);
   console.error(`generate-timezones: ${message}`);

@@ -78,7 +78,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
   return {
     environment,
     host: flags.host ?? env.HOST ?? '0.0.0.0',
-    port: integer('PORT', flags.port ?? env.PORT, 8080, 0, 65535),
+    // The sandbox defaults to its own port so both can run side by side on one machine.
+    port: integer('PORT', flags.port ?? env.PORT, environment === 'sandbox' ? 8081 : 8080, 0, 65535),
     database,
     sqliteSynchronous: oneOf('SQLITE_SYNCHRONOUS', env.SQLITE_SYNCHRONOUS, ['full', 'normal'], 'full'),
     sqliteBusyTimeoutMs: integer('SQLITE_BUSY_TIMEOUT_MS', env.SQLITE_BUSY_TIMEOUT_MS, 5000, 0, 60_000),

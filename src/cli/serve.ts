@@ -7,6 +7,8 @@ export async function serveCommand(context: CliContext, config: Config): Promise
   const server = await startServer(config);
   const { app } = server;
   app.log.info({ url: server.url, environment: config.environment, database: config.database.engine }, 'account-api ready');
+  // Also said plainly, whatever LOG_LEVEL is: people and scripts wait for this line.
+  context.stderr.write(`account-api listening at ${server.url} (${config.environment}, ${config.database.engine})\n`);
 
   if (config.environment === 'sandbox') {
     const lines = server.demoAccounts.map(

@@ -7,7 +7,10 @@ export interface TimezoneCatalog {
   readonly zones: readonly string[];
   /** Exact and case-sensitive: `Europe/Paris` is a zone, `europe/paris` is a request to correct. */
   has(name: string): boolean;
-  /** The closest valid names for a wrong value, best first; empty when nothing is close. */
+  /**
+   * The closest valid names for a wrong value, best first; empty when nothing is close. A listed name in
+   * another case, or an old name tzdb keeps as a link (Europe/Kiev), yields only the name it stands for.
+   */
   suggest(input: string, limit?: number): string[];
 }
 
@@ -17,6 +20,14 @@ const MAX_SUGGESTION_INPUT = 64;
 
 const DEFAULT_SUGGESTION_LIMIT = 3;
 
+interface SuggestionIndex {
+  readonly zones: readonly IndexedZone[];
+  /** Lower-cased listed name -> listed name. */
+  readonly zoneByLowerName: ReadonlyMap<string, string>;
+  /** Lower-cased alias -> the listed name it stands for. */
+  readonly aliasTargetByLowerName: ReadonlyMap<string, string>;
+}
+
 interface IndexedZone {
   readonly name: string;
   readonly lowerName: string;
@@ -25,63 +36,90 @@ interface IndexedZone {
 
 interface Ranked {
   readonly name: string;
-  readonly exact: boolean;
   readonly distance: number;
 }
 
 /** The catalog of the committed list in timezones.json (regenerate with `npm run tz:generate`). */
 export function loadTimezoneCatalog(): TimezoneCatalog {
-  return createTimezoneCatalog(data.tzdata, data.zones);
+  return createTimezoneCatalog(data.tzdata, data.zones, data.aliases);
 }
 
-export function createTimezoneCatalog(tzdata: string, zones: readonly string[]): TimezoneCatalog {
+/** `aliases` maps old names to listed ones; they only feed suggestions, `has` still accepts listed names alone. */
+export function createTimezoneCatalog(
+  tzdata: string,
+  zones: readonly string[],
+  aliases: Readonly<Record<string, string>> = {},
+): TimezoneCatalog {
   const frozenZones = Object.freeze([...zones]);
   const known: ReadonlySet<string> = new Set(frozenZones);
-  // Lower-cased once per catalog so a bad request pays only for the distances.
-  const indexed: readonly IndexedZone[] = frozenZones.map((name) => {
-    const lowerName = name.toLowerCase();
-    return { name, lowerName, lowerLastSegment: lastSegment(lowerName) };
-  });
+  const index = buildSuggestionIndex(frozenZones, known, aliases);
 
   return Object.freeze({
     tzdata,
     zones: frozenZones,
     has: (name: string): boolean => known.has(name),
-    suggest: (input: string, limit: number = DEFAULT_SUGGESTION_LIMIT): string[] => suggestZones(indexed, input, limit),
+    suggest: (input: string, limit: number = DEFAULT_SUGGESTION_LIMIT): string[] => suggestZones(index, input, limit),
   });
 }
 
-function suggestZones(indexed: readonly IndexedZone[], input: string, limit: number): string[] {
+// Lower-cased once per catalog so a bad request pays only for the distances.
+function buildSuggestionIndex(
+  zones: readonly string[],
+  known: ReadonlySet<string>,
+  aliases: Readonly<Record<string, string>>,
+): SuggestionIndex {
+  const indexed = zones.map((name): IndexedZone => {
+    const lowerName = name.toLowerCase();
+    return { name, lowerName, lowerLastSegment: lastSegment(lowerName) };
+  });
+  const zoneByLowerName = new Map<string, string>();
+  for (const zone of indexed) if (!zoneByLowerName.has(zone.lowerName)) zoneByLowerName.set(zone.lowerName, zone.name);
+  const aliasTargetByLowerName = new Map<string, string>();
+  for (const [alias, target] of Object.entries(aliases)) {
+    // A suggestion the API would then reject is worse than none, so an alias must lead to a listed name.
+    const lowerAlias = alias.toLowerCase();
+    if (known.has(target) && !aliasTargetByLowerName.has(lowerAlias)) aliasTargetByLowerName.set(lowerAlias, target);
+  }
+  return { zones: indexed, zoneByLowerName, aliasTargetByLowerName };
+}
+
+function suggestZones(index: SuggestionIndex, input: string, limit: number): string[] {
   // Checked before any normalisation so even trimming a huge input costs nothing.
   if (input.length > MAX_SUGGESTION_INPUT || !(limit >= 1)) return [];
   // People type "New York" for "New_York"; zone names never contain spaces.
   const wanted = input.trim().replace(/\s+/g, '_').toLowerCase();
   if (wanted === '') return [];
+  // A listed name in another case, then an old name, is certainly what was meant: nothing else is offered.
+  const certain = index.zoneByLowerName.get(wanted) ?? index.aliasTargetByLowerName.get(wanted);
+  if (certain !== undefined) return [certain];
+
   const wantedLastSegment = lastSegment(wanted);
   const fullBudget = distanceBudget(wanted);
   const segmentBudget = distanceBudget(wantedLastSegment);
 
   const ranked: Ranked[] = [];
-  for (const zone of indexed) {
-    if (zone.lowerName === wanted) {
-      ranked.push({ name: zone.name, exact: true, distance: 0 });
-      continue;
-    }
+  for (const zone of index.zones) {
     // The full name catches typos anywhere (Europe/Pariss); the last segment catches a bare city (paris)
-    // and a city under the wrong or a missing sub-area (America/Buenos_Aires).
+    // and a city under the wrong or a missing sub-area (America/Vevay).
     const distance = Math.min(
       boundedDistance(wanted, zone.lowerName, fullBudget),
       boundedDistance(wantedLastSegment, zone.lowerLastSegment, segmentBudget),
     );
-    if (Number.isFinite(distance)) ranked.push({ name: zone.name, exact: false, distance });
+    if (Number.isFinite(distance)) ranked.push({ name: zone.name, distance });
   }
 
   ranked.sort(byCloseness);
-  return ranked.slice(0, Math.floor(limit)).map((candidate) => candidate.name);
+  const best = ranked[0];
+  if (best === undefined) return [];
+  // Only the near-best, so a clear match ("paris") is not followed by far ones that merely fit the budget
+  // ("Antarctica/Davis").
+  return ranked
+    .filter((candidate) => candidate.distance <= best.distance + 1)
+    .slice(0, Math.floor(limit))
+    .map((candidate) => candidate.name);
 }
 
 function byCloseness(a: Ranked, b: Ranked): number {
-  if (a.exact !== b.exact) return a.exact ? -1 : 1;
   if (a.distance !== b.distance) return a.distance - b.distance;
   // Code-point order, not localeCompare, so the answer is the same on every machine.
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;

@@ -104,9 +104,9 @@ export function mapError(error: unknown, body: unknown): MappedError {
         : { code: error.code, message: error.message, field: error.field };
     return one(statusCode, message, statusCode === 503 ? { 'Retry-After': '1' } : {});
   }
-  const fastifyError = error as FastifyError & { validation?: AjvError[] };
-  if (Array.isArray(fastifyError.validation)) return mapValidation(fastifyError.validation, body);
   if (typeof error === 'object' && error !== null) {
+    const fastifyError = error as FastifyError & { validation?: AjvError[] };
+    if (Array.isArray(fastifyError.validation)) return mapValidation(fastifyError.validation, body);
     const mapped = mapFramework(fastifyError);
     if (mapped !== null) return mapped;
   }

@@ -15,7 +15,7 @@ const BASE62 = /[^0-9A-Za-z]/g;
 
 /** Deterministic, so the README can print them; they open nothing but the sandbox's own database. */
 function demoKey(seed: string): IssuedKey {
-  const digest = createHash('sha256').update(`account-api sandbox ${seed}`).digest('base64').replace(BASE62, '');
+  const digest = createHash('sha512').update(`account-api sandbox ${seed}`).digest('base64').replace(BASE62, '');
   return composeKey('sandbox', digest.slice(0, 12), digest.slice(12, 44));
 }
 

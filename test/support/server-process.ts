@@ -104,7 +104,6 @@ export function startServer(workspace: Workspace, args: readonly string[] = [], 
   });
   const output: string[] = [];
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  createInterface({ input: child.stderr! }).on('line', (line) => output.push(line));
 
   return new Promise((done, fail) => {
     const timer = setTimeout(() => {
@@ -115,17 +114,13 @@ export function startServer(workspace: Workspace, args: readonly string[] = [], 
       clearTimeout(timer);
       fail(new Error(`server exited with ${code} before it was ready:\n${output.join('\n')}`));
     });
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => output.push(line));
+    // The server says where it listens on stderr whatever LOG_LEVEL is.
+    createInterface({ input: child.stderr! }).on('line', (line) => {
       output.push(line);
-      let entry: { msg?: string; url?: string };
-      try {
-        entry = JSON.parse(line);
-      } catch {
-        return;
-      }
-      if (entry.msg !== 'account-api ready' || entry.url === undefined) return;
+      const url = /^account-api listening at (\S+)/.exec(line)?.[1];
+      if (url === undefined) return;
       clearTimeout(timer);
-      const url = entry.url;
       done({
         url,
         api: `${url}/api/v0`,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
+import committed from '../../../src/domain/timezones.json' with { type: 'json' };
 import { createTimezoneCatalog, levenshtein, loadTimezoneCatalog } from '../../../src/domain/timezones.ts';
 
 const GENERATOR = fileURLToPath(new URL('../../../scripts/generate-timezones.ts', import.meta.url));
@@ -59,6 +60,27 @@ describe('the committed time zone list', () => {
     assert.match(catalog.tzdata, /^\d{4}[a-z]$/);
   });
 
+  test('maps every alias to a listed zone', () => {
+    const zones = new Set(committed.zones);
+    const dangling = Object.entries(committed.aliases).filter(([, target]) => !zones.has(target));
+    assert.deepEqual(dangling, [], `aliases whose target is not a listed zone: ${JSON.stringify(dangling)}`);
+  });
+
+  test('has no alias that is itself a listed zone', () => {
+    const zones = new Set(committed.zones);
+    const listed = Object.keys(committed.aliases).filter((alias) => zones.has(alias));
+    assert.deepEqual(listed, [], `aliases that are also listed zones: ${listed.join(', ')}`);
+  });
+
+  test('keeps aliases in code-point order and carries the well-known renames', () => {
+    const aliases: Readonly<Record<string, string>> = committed.aliases;
+    const names = Object.keys(aliases);
+    assert.deepEqual(names, [...names].sort(), 'alias names are not in code-point order');
+    assert.equal(aliases['Europe/Kiev'], 'Europe/Kyiv');
+    assert.equal(aliases['Asia/Calcutta'], 'Asia/Kolkata');
+    assert.equal(aliases['Etc/UTC'], 'UTC');
+  });
+
   test('cannot be changed through the catalog', () => {
     assert.throws(() => (catalog.zones as string[]).push('Mars/Olympus_Mons'), TypeError);
   });
@@ -99,13 +121,38 @@ describe('TimezoneCatalog.suggest', () => {
     assert.equal(catalog.suggest('paris')[0], 'Europe/Paris');
   });
 
+  test('offers only the clear match for a city, with no weak tail', () => {
+    assert.deepEqual(catalog.suggest('Paris'), ['Europe/Paris']);
+  });
+
+  test('offers the current name, alone, for an old name tzdb keeps as a link', () => {
+    const renames: ReadonlyArray<readonly [string, string]> = [
+      ['Europe/Kiev', 'Europe/Kyiv'],
+      ['europe/kiev', 'Europe/Kyiv'],
+      ['Asia/Calcutta', 'Asia/Kolkata'],
+      ['US/Pacific', 'America/Los_Angeles'],
+      ['america/buenos_aires', 'America/Argentina/Buenos_Aires'],
+      ['Etc/UTC', 'UTC'],
+    ];
+    for (const [old, current] of renames) {
+      assert.deepEqual(catalog.suggest(old), [current], `${old} should suggest only ${current}`);
+    }
+  });
+
+  test('still rejects the old names themselves', () => {
+    for (const old of ['Europe/Kiev', 'Asia/Calcutta', 'US/Pacific', 'America/Buenos_Aires']) {
+      assert.equal(catalog.has(old), false, `${old} should not be accepted`);
+    }
+  });
+
   test('corrects a typo in a full name', () => {
     assert.equal(catalog.suggest('Europe/Pariss')[0], 'Europe/Paris');
     assert.equal(catalog.suggest('Europe/Lodnon')[0], 'Europe/London');
   });
 
-  test('finds a city whose zone sits under a sub-area', () => {
-    assert.equal(catalog.suggest('America/Buenos_Aires')[0], 'America/Argentina/Buenos_Aires');
+  test('finds a city whose zone sits under a sub-area, with no alias to help', () => {
+    assert.equal(catalog.suggest('America/Vevay')[0], 'America/Indiana/Vevay');
+    assert.equal(catalog.suggest('America/Knox')[0], 'America/Indiana/Knox');
   });
 
   test('reads spaces as underscores', () => {
@@ -135,9 +182,22 @@ describe('TimezoneCatalog.suggest', () => {
     assert.deepEqual(tiny.suggest('Abx'), ['Africa/Abd', 'Europe/Abe', 'Pacific/Abc']);
   });
 
-  test('ranks an exact case-insensitive match ahead of an equally close city', () => {
+  test('offers only the exact case-insensitive match, not an equally close city', () => {
     const tiny = createTimezoneCatalog('2099z', ['Asia/Utc', 'UTC']);
-    assert.deepEqual(tiny.suggest('utc'), ['UTC', 'Asia/Utc']);
+    assert.deepEqual(tiny.suggest('utc'), ['UTC']);
+  });
+
+  test('prefers a listed name over an alias spelled the same in another case', () => {
+    const tiny = createTimezoneCatalog('2099z', ['Europe/Kyiv', 'Europe/Paris'], { 'europe/paris': 'Europe/Kyiv' });
+    assert.deepEqual(tiny.suggest('EUROPE/PARIS'), ['Europe/Paris']);
+  });
+
+  test('falls back to ranking when an alias leads to no listed name', () => {
+    const tiny = createTimezoneCatalog('2099z', ['Europe/Kyiv'], { 'Europe/Kiev': 'Europe/Nowhere' });
+    assert.deepEqual(tiny.suggest('Europe/Kiev'), ['Europe/Kyiv']);
+    assert.deepEqual(tiny.suggest('Europe/Kievv'), ['Europe/Kyiv']);
+    const far = createTimezoneCatalog('2099z', ['Europe/Kyiv'], { GMT: 'Etc/GMT' });
+    assert.deepEqual(far.suggest('GMT'), []);
   });
 });
 
@@ -149,6 +209,13 @@ describe('createTimezoneCatalog', () => {
     assert.equal(catalog.tzdata, '2099z');
     assert.deepEqual(catalog.zones, ['Europe/Paris']);
     assert.equal(catalog.has('Europe/Berlin'), false);
+  });
+
+  test('does not accept an alias, however it is spelled', () => {
+    const catalog = createTimezoneCatalog('2099z', ['Europe/Kyiv'], { 'Europe/Kiev': 'Europe/Kyiv' });
+    assert.equal(catalog.has('Europe/Kiev'), false);
+    assert.equal(catalog.has('europe/kiev'), false);
+    assert.deepEqual(catalog.zones, ['Europe/Kyiv']);
   });
 });
 
@@ -228,11 +295,84 @@ describe('scripts/generate-timezones.ts', () => {
           '    "Europe/Berlin",',
           '    "Europe/Paris",',
           '    "UTC"',
-          '  ]',
+          '  ],',
+          '  "aliases": {}',
           '}',
           '',
         ].join('\n'),
       );
+    });
+  });
+
+  test('writes the links of tzdata.zi as aliases, resolving chains and dropping unlisted targets', () => {
+    withTemporaryDirectory((directory) => {
+      const zoneTab = join(directory, 'zone.tab');
+      const out = join(directory, 'timezones.json');
+      writeFileSync(zoneTab, ZONE_TAB);
+      writeFileSync(
+        join(directory, 'tzdata.zi'),
+        [
+          '# version 2099z',
+          'Z Europe/Paris 0:9:21 - LMT 1891 Mar 16',
+          'Z Etc/UTC 0 - UTC',
+          'Z Asia/Tokyo 9 - JST',
+          'L Europe/Paris Europe/Monaco',
+          // A chain: Old_Monaco -> Europe/Monaco -> Europe/Paris.
+          'L Europe/Monaco Europe/Old_Monaco',
+          'L America/Argentina/Buenos_Aires America/Buenos_Aires',
+          // The list's UTC is itself a link, so Etc/UTC and the other links to it map to UTC.
+          'L Etc/UTC UTC',
+          'L Etc/UTC Zulu',
+          // Targets outside the list (and links to them) are dropped.
+          'L Asia/Tokyo Japan',
+          'L Japan Asia/Old_Japan',
+          'L Etc/GMT GMT',
+          // A link to a listed name whose own name is listed adds nothing.
+          'L Europe/Berlin Europe/Paris',
+          '',
+        ].join('\n'),
+      );
+
+      const result = runGenerator(['--zone-tab', zoneTab, '--out', out]);
+
+      assert.equal(result.status, 0, `generator failed: ${result.stderr}`);
+      const written = JSON.parse(readFileSync(out, 'utf8'));
+      assert.deepEqual(Object.entries(written.aliases), [
+        ['America/Buenos_Aires', 'America/Argentina/Buenos_Aires'],
+        ['Etc/UTC', 'UTC'],
+        ['Europe/Monaco', 'Europe/Paris'],
+        ['Europe/Old_Monaco', 'Europe/Paris'],
+        ['Zulu', 'UTC'],
+      ]);
+      assert.match(result.stdout, /5 aliases/);
+    });
+  });
+
+  test('fails with a clear message when links form a cycle', () => {
+    withTemporaryDirectory((directory) => {
+      const zoneTab = join(directory, 'zone.tab');
+      const out = join(directory, 'timezones.json');
+      writeFileSync(zoneTab, ZONE_TAB);
+      writeFileSync(join(directory, 'tzdata.zi'), '# version 2099z\nL Europe/A Europe/B\nL Europe/B Europe/A\n');
+
+      const result = runGenerator(['--zone-tab', zoneTab, '--out', out]);
+
+      assert.notEqual(result.status, 0, 'generator should fail on a link cycle');
+      assert.match(result.stderr, /cycle/);
+      assert.throws(() => readFileSync(out), { code: 'ENOENT' });
+    });
+  });
+
+  test('writes no aliases when there is no tzdata.zi and --version is given', () => {
+    withTemporaryDirectory((directory) => {
+      const zoneTab = join(directory, 'zone.tab');
+      const out = join(directory, 'timezones.json');
+      writeFileSync(zoneTab, ZONE_TAB);
+
+      const result = runGenerator(['--zone-tab', zoneTab, '--out', out, '--version', '2001a']);
+
+      assert.equal(result.status, 0, `generator failed: ${result.stderr}`);
+      assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')).aliases, {});
     });
   });
 
