@@ -1,0 +1,185 @@
+// Protects configuration parsing: defaults, environment overrides, flags over environment, sandbox isolation, clear errors.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+const CWD = '/srv/account-api';
+
+function assertConfigError(load: () => unknown, variable: RegExp, what: string): void {
+  assert.throws(
+    load,
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError, `${what}: expected a ConfigError, got ${String(error)}`);
+      assert.match(error.message, variable, `${what}: the message does not name the variable`);
+      return true;
+    },
+    `${what} was accepted`,
+  );
+}
+
+describe('defaults', () => {
+  const config = loadConfig({}, {}, CWD);
+
+  test('listen on port 8080 as a live server', () => {
+    assert.equal(config.port, 8080);
+    assert.equal(config.environment, 'live');
+  });
+
+  test('use the SQLite file ./data/account-api.db resolved against the working directory', () => {
+    assert.deepEqual(config.database, { engine: 'sqlite', path: join(CWD, 'data', 'account-api.db') });
+  });
+
+  test('write with synchronous FULL', () => {
+    assert.equal(config.sqliteSynchronous, 'full');
+  });
+
+  test('limit bodies to 16384 bytes', () => {
+    assert.equal(config.bodyLimitBytes, 16384);
+  });
+
+  test('resolve the default database against the current directory when none is given', () => {
+    assert.deepEqual(loadConfig({}).database, { engine: 'sqlite', path: join(process.cwd(), 'data', 'account-api.db') });
+  });
+});
+
+describe('environment overrides', () => {
+  test('PORT, HOST, LOG_LEVEL, BODY_LIMIT_BYTES and SQLITE_SYNCHRONOUS are read', () => {
+    const config = loadConfig(
+      { PORT: '3000', HOST: '127.0.0.1', LOG_LEVEL: 'debug', BODY_LIMIT_BYTES: '2048', SQLITE_SYNCHRONOUS: 'normal' },
+      {},
+      CWD,
+    );
+    assert.equal(config.port, 3000);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.logLevel, 'debug');
+    assert.equal(config.bodyLimitBytes, 2048);
+    assert.equal(config.sqliteSynchronous, 'normal');
+  });
+
+  test('PORT 0 asks for any free port', () => {
+    assert.equal(loadConfig({ PORT: '0' }, {}, CWD).port, 0);
+  });
+
+  test('DATABASE_URL with sqlite: and a relative path resolves against the working directory', () => {
+    assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:./var/db.sqlite' }, {}, CWD).database, {
+      engine: 'sqlite',
+      path: join(CWD, 'var', 'db.sqlite'),
+    });
+  });
+
+  test('DATABASE_URL with an absolute path keeps it', () => {
+    assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:/var/lib/account-api/live.db' }, {}, CWD).database, {
+      engine: 'sqlite',
+      path: '/var/lib/account-api/live.db',
+    });
+  });
+
+  test('DATABASE_URL postgres:// selects PostgreSQL with the URL kept whole', () => {
+    const url = 'postgres://api:secret@db.internal:5432/accounts';
+    assert.deepEqual(loadConfig({ DATABASE_URL: url }, {}, CWD).database, { engine: 'postgres', url });
+    const long = 'postgresql://db.internal/accounts';
+    assert.deepEqual(loadConfig({ DATABASE_URL: long }, {}, CWD).database, { engine: 'postgres', url: long });
+  });
+
+  test('empty variables fall back to the defaults', () => {
+    const config = loadConfig({ PORT: '', DATABASE_URL: '', LOG_LEVEL: '' }, {}, CWD);
+    assert.equal(config.port, 8080);
+    assert.deepEqual(config.database, { engine: 'sqlite', path: join(CWD, 'data', 'account-api.db') });
+  });
+});
+
+describe('flags', () => {
+  test('win over the environment', () => {
+    const config = loadConfig(
+      { PORT: '3000', HOST: '127.0.0.1', DATABASE_URL: 'sqlite:./env.db' },
+      { port: '4000', host: '::1', databaseUrl: 'sqlite:./flag.db' },
+      CWD,
+    );
+    assert.equal(config.port, 4000, 'the --port flag did not win over PORT');
+    assert.equal(config.host, '::1', 'the --host flag did not win over HOST');
+    assert.deepEqual(config.database, { engine: 'sqlite', path: join(CWD, 'flag.db') }, 'the database flag did not win');
+  });
+
+  test('an invalid --port is refused like an invalid PORT', () => {
+    assertConfigError(() => loadConfig({}, { port: 'eighty' }, CWD), /PORT/, "--port 'eighty'");
+  });
+});
+
+describe('sandbox', () => {
+  test('uses SANDBOX_DATABASE_URL, not DATABASE_URL', () => {
+    const config = loadConfig({ DATABASE_URL: 'sqlite:./live.db', SANDBOX_DATABASE_URL: 'sqlite:./sandbox-x.db' }, { sandbox: true }, CWD);
+    assert.equal(config.environment, 'sandbox');
+    assert.deepEqual(config.database, { engine: 'sqlite', path: join(CWD, 'sandbox-x.db') });
+  });
+
+  test('defaults to its own database file when SANDBOX_DATABASE_URL is unset', () => {
+    const config = loadConfig({ DATABASE_URL: 'sqlite:./live.db' }, { sandbox: true }, CWD);
+    assert.equal(config.environment, 'sandbox');
+    assert.deepEqual(config.database, { engine: 'sqlite', path: join(CWD, 'data', 'sandbox.db') });
+    assert.notDeepEqual(config.database, loadConfig({}, {}, CWD).database, 'the default sandbox database is the live one');
+  });
+
+  test('refuses to share the live DATABASE_URL', () => {
+    assertConfigError(
+      () => loadConfig({ DATABASE_URL: 'sqlite:./shared.db', SANDBOX_DATABASE_URL: 'sqlite:./shared.db' }, { sandbox: true }, CWD),
+      /SANDBOX_DATABASE_URL/,
+      'a sandbox on the live database',
+    );
+  });
+
+  test('refuses the live database even when spelled differently', () => {
+    assertConfigError(
+      () =>
+        loadConfig(
+          { DATABASE_URL: `sqlite:${join(CWD, 'data', 'shared.db')}`, SANDBOX_DATABASE_URL: 'file:./data/shared.db' },
+          { sandbox: true },
+          CWD,
+        ),
+      /SANDBOX_DATABASE_URL/,
+      'a sandbox on the live database (absolute vs relative spelling)',
+    );
+  });
+
+  test('refuses when the live database is the default sandbox file', () => {
+    assertConfigError(
+      () => loadConfig({ DATABASE_URL: 'sqlite:./data/sandbox.db' }, { sandbox: true }, CWD),
+      /SANDBOX_DATABASE_URL/,
+      'a sandbox whose default file is the live database',
+    );
+  });
+
+  test('a live server is not affected by SANDBOX_DATABASE_URL', () => {
+    const config = loadConfig({ SANDBOX_DATABASE_URL: 'sqlite:./sandbox-x.db' }, {}, CWD);
+    assert.equal(config.environment, 'live');
+    assert.deepEqual(config.database, { engine: 'sqlite', path: join(CWD, 'data', 'account-api.db') });
+  });
+});
+
+describe('invalid values', () => {
+  test('an invalid PORT is a ConfigError naming PORT', () => {
+    for (const port of ['abc', '70000', '65536', '-1', '80.5', '8080x']) {
+      assertConfigError(() => loadConfig({ PORT: port }, {}, CWD), /PORT/, `PORT '${port}'`);
+    }
+  });
+
+  test('an unknown LOG_LEVEL is a ConfigError naming LOG_LEVEL', () => {
+    assertConfigError(() => loadConfig({ LOG_LEVEL: 'loud' }, {}, CWD), /LOG_LEVEL/, "LOG_LEVEL 'loud'");
+  });
+
+  test('an unknown database scheme is a ConfigError naming DATABASE_URL', () => {
+    for (const url of ['mysql://db/accounts', 'redis://cache:6379', 'mongodb://db/x']) {
+      assertConfigError(() => loadConfig({ DATABASE_URL: url }, {}, CWD), /DATABASE_URL/, `DATABASE_URL '${url}'`);
+    }
+  });
+
+  test('sqlite: with no path is a ConfigError naming DATABASE_URL', () => {
+    assertConfigError(() => loadConfig({ DATABASE_URL: 'sqlite:' }, {}, CWD), /DATABASE_URL/, "DATABASE_URL 'sqlite:'");
+  });
+
+  test('an out-of-range BODY_LIMIT_BYTES or unknown SQLITE_SYNCHRONOUS is a ConfigError naming it', () => {
+    assertConfigError(() => loadConfig({ BODY_LIMIT_BYTES: 'lots' }, {}, CWD), /BODY_LIMIT_BYTES/, "BODY_LIMIT_BYTES 'lots'");
+    assertConfigError(() => loadConfig({ SQLITE_SYNCHRONOUS: 'off' }, {}, CWD), /SQLITE_SYNCHRONOUS/, "SQLITE_SYNCHRONOUS 'off'");
+  });
+});

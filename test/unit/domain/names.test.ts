@@ -1,0 +1,140 @@
+// Protects the username and display-name rules: what is accepted, what is refused, and that names are kept exactly.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { DomainError } from '../../../src/domain/errors.ts';
+import { checkDisplayName, checkUsername } from '../../../src/domain/names.ts';
+
+function assertInvalid(check: () => unknown, code: string, field: string, what: string): void {
+  assert.throws(
+    check,
+    (error: unknown) => {
+      assert.ok(error instanceof DomainError, `${what}: expected a DomainError, got ${String(error)}`);
+      assert.equal(error.kind, 'invalid', `${what}: wrong kind`);
+      assert.equal(error.code, code, `${what}: wrong code`);
+      assert.equal(error.field, field, `${what}: wrong field`);
+      assert.ok(error.message.length > 0, `${what}: empty message`);
+      return true;
+    },
+    `${what} was accepted`,
+  );
+}
+
+describe('usernames', () => {
+  test('accepts letters, digits, dot, underscore and hyphen', () => {
+    for (const username of ['a', 'Z', '7', 'alice', 'Alice.Smith', 'bob_2', 'carol-d', '...', '_', '-', 'a.b_c-D9']) {
+      assert.equal(checkUsername(username), username, `'${username}' was not accepted unchanged`);
+    }
+  });
+
+  test('accepts 1 and 64 characters', () => {
+    assert.equal(checkUsername('x'), 'x');
+    const longest = 'a'.repeat(64);
+    assert.equal(checkUsername(longest), longest, 'a 64-character username was refused');
+  });
+
+  test('refuses 65 characters', () => {
+    assertInvalid(() => checkUsername('a'.repeat(65)), 'invalid_username', 'username', 'a 65-character username');
+  });
+
+  test('refuses the empty username', () => {
+    assertInvalid(() => checkUsername(''), 'invalid_username', 'username', 'an empty username');
+  });
+
+  test('refuses a colon, which Basic credentials cannot carry', () => {
+    assertInvalid(() => checkUsername('ali:ce'), 'invalid_username', 'username', "'ali:ce'");
+    assertInvalid(() => checkUsername(':'), 'invalid_username', 'username', "':'");
+  });
+
+  test('refuses spaces and other punctuation', () => {
+    for (const username of ['ali ce', ' alice', 'alice ', 'alice\t', 'alice\n', 'al@ce', 'a/b', 'a+b', "o'neil"]) {
+      assertInvalid(() => checkUsername(username), 'invalid_username', 'username', JSON.stringify(username));
+    }
+  });
+
+  test('refuses non-ASCII letters and digits', () => {
+    for (const username of ['jürgen', 'josé', 'алиса', '山田', 'ａｌｉｃｅ', '١٢٣', 'e\u0301']) {
+      assertInvalid(() => checkUsername(username), 'invalid_username', 'username', JSON.stringify(username));
+    }
+  });
+
+  test('reports the field name the caller gives', () => {
+    assertInvalid(() => checkUsername('bad name', 'user'), 'invalid_username', 'user', "'bad name' with field 'user'");
+  });
+});
+
+describe('display names', () => {
+  test('accepts a single character', () => {
+    assert.equal(checkDisplayName('A'), 'A');
+    assert.equal(checkDisplayName('😀'), '😀');
+  });
+
+  test('accepts 100 code points', () => {
+    const name = 'n'.repeat(100);
+    assert.equal(checkDisplayName(name), name, 'a 100-character name was refused');
+  });
+
+  test('counts code points, not UTF-16 units: 100 emoji (200 units) are accepted', () => {
+    const name = '😀'.repeat(100);
+    assert.equal(name.length, 200, 'test setup: 100 emoji should be 200 UTF-16 units');
+    assert.equal(checkDisplayName(name), name, '100 emoji were refused');
+  });
+
+  test('refuses 101 code points', () => {
+    assertInvalid(() => checkDisplayName('n'.repeat(101)), 'invalid_name', 'name', 'a 101-character name');
+    assertInvalid(() => checkDisplayName('😀'.repeat(101)), 'invalid_name', 'name', '101 emoji');
+    assertInvalid(() => checkDisplayName('😀'.repeat(100) + 'x'), 'invalid_name', 'name', '100 emoji and a letter');
+  });
+
+  test('refuses the empty name', () => {
+    assertInvalid(() => checkDisplayName(''), 'invalid_name', 'name', 'an empty name');
+  });
+
+  test('refuses a name made only of whitespace', () => {
+    const cases: Record<string, string> = {
+      'one space': ' ',
+      'only spaces': '     ',
+      'only ideographic spaces (U+3000)': '\u3000\u3000',
+      'only no-break spaces (U+00A0)': '\u00A0\u00A0\u00A0',
+      'mixed spaces': ' \u00A0\u3000 ',
+    };
+    for (const [label, name] of Object.entries(cases)) {
+      assertInvalid(() => checkDisplayName(name), 'invalid_name', 'name', label);
+    }
+  });
+
+  test('refuses control characters and line separators anywhere in the name', () => {
+    const cases: Record<string, string> = {
+      tab: '\t',
+      newline: '\n',
+      'carriage return': '\r',
+      'U+0000': '\u0000',
+      'U+001B (escape)': '\u001B',
+      'U+007F (delete)': '\u007F',
+      'U+0085 (next line)': '\u0085',
+      'U+009F': '\u009F',
+      'U+2028 (line separator)': '\u2028',
+      'U+2029 (paragraph separator)': '\u2029',
+    };
+    for (const [label, char] of Object.entries(cases)) {
+      assertInvalid(() => checkDisplayName(`Ann${char}Lee`), 'invalid_name', 'name', `a name containing ${label}`);
+      assertInvalid(() => checkDisplayName(`Ann Lee${char}`), 'invalid_name', 'name', `a name ending with ${label}`);
+    }
+  });
+
+  test('keeps leading and trailing spaces exactly as sent', () => {
+    for (const name of ['  Ann Lee', 'Ann Lee  ', '  Ann  Lee  ', '\u3000Ann\u3000', '\u00A0Ann']) {
+      assert.equal(checkDisplayName(name), name, `${JSON.stringify(name)} was not returned unchanged`);
+    }
+  });
+
+  test('accepts letters from any script, emoji and combining marks unchanged', () => {
+    for (const name of ['Zoë Ångström', 'Иван Петров', '山田太郎', 'e\u0301', '👩‍💻 dev', 'O’Brien-Smith']) {
+      assert.equal(checkDisplayName(name), name, `${JSON.stringify(name)} was not accepted unchanged`);
+    }
+  });
+
+  test('reports the field name the caller gives', () => {
+    assertInvalid(() => checkDisplayName('', 'display_name'), 'invalid_name', 'display_name', "'' with field 'display_name'");
+  });
+});
