@@ -95,6 +95,6 @@ function reportFailure(error: unknown, io: CliIo, json: boolean): number {
   const code = isDomainError(error) ? error.code : usage ? 'usage' : error instanceof ConfigError ? 'config' : 'internal_error';
   const message = known ? (error as Error).message : `unexpected failure: ${(error as Error)?.stack ?? String(error)}`;
   if (json) io.stderr.write(`${JSON.stringify({ error: { code, message } })}\n`);
-  else io.stderr.write(`account-api: ${message}\n`);
+  else io.stderr.write(`account-api: ${message}\n${error instanceof UsageError && !message.includes('\n') ? `\n${USAGE}\n` : ''}`);
   return usage ? 2 : 1;
 }

@@ -1,15 +1,12 @@
 // `account-api serve`: runs the HTTP service until SIGTERM or SIGINT, then shuts down gracefully.
 import type { Config } from '../config.ts';
-import { startServer } from '../server.ts';
+import { startServer, type RunningServer } from '../server.ts';
 import type { CliContext } from './cli-context.ts';
 
-export async function serveCommand(context: CliContext, config: Config): Promise<void> {
-  const server = await startServer(config);
-  const { app } = server;
-  app.log.info({ url: server.url, environment: config.environment, database: config.database.engine }, 'account-api ready');
+function announce(context: CliContext, config: Config, server: RunningServer): void {
+  server.app.log.info({ url: server.url, environment: config.environment, database: config.database.engine }, 'account-api ready');
   // Also said plainly, whatever LOG_LEVEL is: people and scripts wait for this line.
   context.stderr.write(`account-api listening at ${server.url} (${config.environment}, ${config.database.engine})\n`);
-
   if (config.environment === 'sandbox') {
     const lines = server.demoAccounts.map(
       (demo) => `  ${demo.username.padEnd(11)} ${demo.premium ? 'Premium    ' : 'not Premium'}  ${demo.key.token}`,
@@ -23,29 +20,47 @@ export async function serveCommand(context: CliContext, config: Config): Promise
         `then try: curl -u alice:THE_KEY ${server.url}/api/v0/user\n`,
     );
   }
+}
 
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        app.log.warn({ signal }, 'second signal: exiting now');
-        process.exit(1);
-      }
-      stopping = true;
-      app.log.info({ signal }, 'shutting down: finishing requests in flight');
-      server.close().then(
-        () => {
-          app.log.info('stopped');
-          resolve();
-        },
-        (error: unknown) => {
-          app.log.error({ err: error }, 'shutdown failed');
-          process.exitCode = 1;
-          resolve();
-        },
-      );
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
+export async function serveCommand(context: CliContext, config: Config): Promise<void> {
+  // Listen for signals before anything starts, so a SIGTERM during start-up still ends in a clean shutdown.
+  let pending: NodeJS.Signals | null = null;
+  let onSignal = (signal: NodeJS.Signals) => {
+    pending = signal;
+  };
+  const handler = (signal: NodeJS.Signals) => onSignal(signal);
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+  try {
+    const server = await startServer(config);
+    const { app } = server;
+    announce(context, config, server);
+
+    await new Promise<void>((resolve) => {
+      let stopping = false;
+      onSignal = (signal) => {
+        if (stopping) {
+          app.log.warn({ signal }, 'second signal: exiting now');
+          process.exit(1);
+        }
+        stopping = true;
+        app.log.info({ signal }, 'shutting down: finishing requests in flight');
+        server.close().then(
+          () => {
+            app.log.info('stopped');
+            resolve();
+          },
+          (error: unknown) => {
+            app.log.error({ err: error }, 'shutdown failed');
+            process.exitCode = 1;
+            resolve();
+          },
+        );
+      };
+      if (pending !== null) onSignal(pending);
+    });
+  } finally {
+    process.off('SIGTERM', handler);
+    process.off('SIGINT', handler);
+  }
 }

@@ -9,9 +9,12 @@ function decode(component: string): string {
   }
 }
 
+/** The values of a form parameter given more than once; its own type so JSON arrays are not mistaken for it. */
+export class RepeatedValues extends Array<string> {}
+
 /**
  * Parses `a=1&b=2` into an object without a prototype (so `__proto__=x` is just a parameter).
- * A parameter given twice becomes an array, which validation reports as `duplicate_parameter`.
+ * A parameter given twice becomes `RepeatedValues`, which validation reports as `duplicate_parameter`.
  */
 export function parseForm(body: string): Record<string, string | string[]> {
   const result: Record<string, string | string[]> = Object.create(null);
@@ -24,7 +27,11 @@ export function parseForm(body: string): Record<string, string | string[]> {
     const previous = result[name];
     if (previous === undefined) result[name] = value;
     else if (Array.isArray(previous)) previous.push(value);
-    else result[name] = [previous, value];
+    else {
+      const repeated = new RepeatedValues();
+      repeated.push(previous, value);
+      result[name] = repeated;
+    }
   }
   return result;
 }

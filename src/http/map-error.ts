@@ -2,6 +2,7 @@
 import type { FastifyError } from 'fastify';
 import { isDomainError, type FailureKind } from '../domain/errors.ts';
 import type { Message } from './envelope.ts';
+import { RepeatedValues } from './form-encoding.ts';
 import { HttpError } from './http-error.ts';
 
 export interface MappedError {
@@ -54,7 +55,7 @@ function mapValidation(errors: readonly AjvError[], body: unknown): MappedError 
   if (error.instancePath === '') return one(400, { code: 'malformed_body', message: MALFORMED_BODY });
   const field = fieldOf(error.instancePath);
   const value = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[field] : undefined;
-  if (error.keyword === 'type' && Array.isArray(value)) {
+  if (error.keyword === 'type' && value instanceof RepeatedValues) {
     return one(400, { code: 'duplicate_parameter', message: `The parameter '${field}' was given more than once; send it once.`, field });
   }
   if (error.keyword === 'type') {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { parseForm } from '../../../src/http/form-encoding.ts';
+import { parseForm, RepeatedValues } from '../../../src/http/form-encoding.ts';
 import { HttpError } from '../../../src/http/http-error.ts';
 
 /** The parsed object as a plain one, so deepEqual does not trip over the missing prototype. */
@@ -54,10 +54,16 @@ describe('parseForm', () => {
     assert.deepEqual(plain('name=a=b'), { name: 'a=b' });
   });
 
-  test('turns a parameter given twice into an array, in order', () => {
-    assert.deepEqual(plain('name=a&name=b'), { name: ['a', 'b'] });
-    assert.deepEqual(plain('name=a&x=1&name=b&name=c'), { name: ['a', 'b', 'c'], x: '1' });
-    assert.deepEqual(plain('name=&name='), { name: ['', ''] }, 'two empty values are still a duplicate');
+  test('turns a parameter given twice into RepeatedValues, in order', () => {
+    const values = (body: string, name: string) => {
+      const value = parseForm(body)[name];
+      assert.ok(value instanceof RepeatedValues, `${name} in ${body} should be RepeatedValues`);
+      return [...value];
+    };
+    assert.deepEqual(values('name=a&name=b', 'name'), ['a', 'b']);
+    assert.deepEqual(values('name=a&x=1&name=b&name=c', 'name'), ['a', 'b', 'c']);
+    assert.equal(parseForm('name=a&x=1&name=b&name=c').x, '1');
+    assert.deepEqual(values('name=&name=', 'name'), ['', ''], 'two empty values are still a duplicate');
   });
 
   test('returns an empty object for an empty body', () => {

@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import { DomainError, type FailureKind } from '../../../src/domain/errors.ts';
 import { HttpError } from '../../../src/http/http-error.ts';
 import { mapError } from '../../../src/http/map-error.ts';
+import { parseForm } from '../../../src/http/form-encoding.ts';
 
 interface ValidationIssue {
   keyword: string;
@@ -106,9 +107,9 @@ describe('schema validation errors', () => {
     assert.equal(message.field, 'nmae');
   });
 
-  test('a type error on a value given twice becomes duplicate_parameter', () => {
+  test('a type error on a form parameter given twice becomes duplicate_parameter', () => {
     const error = validationError([{ keyword: 'type', instancePath: '/name', params: { type: 'string' }, message: 'must be string' }]);
-    const mapped = mapError(error, { name: ['a', 'b'] });
+    const mapped = mapError(error, parseForm('name=a&name=b'));
     assert.equal(mapped.statusCode, 400);
     const message = onlyMessage(mapped);
     assert.equal(message.code, 'duplicate_parameter');
@@ -116,7 +117,8 @@ describe('schema validation errors', () => {
   });
 
   test('a type error on a non-string value becomes invalid_parameter', () => {
-    for (const value of [5, true, null, { nested: 'x' }]) {
+    // A JSON array is a non-string value, not a parameter given twice: only the form parser can repeat one.
+    for (const value of [5, true, null, { nested: 'x' }, ['a', 'b']]) {
       const error = validationError([{ keyword: 'type', instancePath: '/name', params: { type: 'string' }, message: 'must be string' }]);
       const mapped = mapError(error, { name: value });
       assert.equal(mapped.statusCode, 400);
