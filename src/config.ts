@@ -11,10 +11,20 @@ export interface Config {
   readonly database: DatabaseTarget;
   readonly sqliteSynchronous: 'full' | 'normal';
   readonly sqliteBusyTimeoutMs: number;
+  readonly postgres: PostgresSettings;
   readonly bodyLimitBytes: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly keyTouchIntervalMs: number;
   readonly apiPrefix: string;
+}
+
+export interface PostgresSettings {
+  /** Connections per instance; N instances hold up to N times this many. */
+  readonly poolMax: number;
+  /** How long a request waits for a connection before it is answered 503. */
+  readonly connectTimeoutMs: number;
+  /** Longest a single statement may run before PostgreSQL cancels it. */
+  readonly statementTimeoutMs: number;
 }
 
 /** Values given on the command line win over the environment. */
@@ -83,6 +93,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     database,
     sqliteSynchronous: oneOf('SQLITE_SYNCHRONOUS', env.SQLITE_SYNCHRONOUS, ['full', 'normal'], 'full'),
     sqliteBusyTimeoutMs: integer('SQLITE_BUSY_TIMEOUT_MS', env.SQLITE_BUSY_TIMEOUT_MS, 5000, 0, 60_000),
+    postgres: {
+      poolMax: integer('PG_POOL_MAX', env.PG_POOL_MAX, 10, 1, 1000),
+      connectTimeoutMs: integer('PG_CONNECT_TIMEOUT_MS', env.PG_CONNECT_TIMEOUT_MS, 2000, 100, 60_000),
+      statementTimeoutMs: integer('PG_STATEMENT_TIMEOUT_MS', env.PG_STATEMENT_TIMEOUT_MS, 5000, 100, 600_000),
+    },
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES, 16 * 1024, 1024, 1024 * 1024),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     keyTouchIntervalMs: integer('KEY_TOUCH_INTERVAL_MS', env.KEY_TOUCH_INTERVAL_MS, 60_000, 0, 86_400_000),

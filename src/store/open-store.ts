@@ -4,7 +4,7 @@ import { DomainError } from '../domain/errors.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './store.ts';
 
-export function openStore(config: Pick<Config, 'database' | 'sqliteSynchronous' | 'sqliteBusyTimeoutMs'>): Store {
+export function openStore(config: Pick<Config, 'database' | 'sqliteSynchronous' | 'sqliteBusyTimeoutMs' | 'postgres'>): Store {
   const { database } = config;
   if (database.engine === 'sqlite') {
     return new SqliteStore({ path: database.path, synchronous: config.sqliteSynchronous, busyTimeoutMs: config.sqliteBusyTimeoutMs });
