@@ -8,21 +8,28 @@ import { requestBodies } from './http/request-bodies.ts';
 import { helloRoutes } from './routes/v0/hello.ts';
 import { settingsRoutes } from './routes/v0/settings.ts';
 import { userRoutes } from './routes/v0/user.ts';
+import { healthRoutes } from './routes/health.ts';
+import { rateLimits } from './http/rate-limits.ts';
+import type { Redis } from 'ioredis';
 import type { Store } from './store/store.ts';
 
 export interface AppDependencies {
   readonly config: Config;
   readonly store: Store;
   readonly timezones: TimezoneCatalog;
+  /** Shared rate-limit counters; null keeps them per instance. */
+  readonly redis: Redis | null;
 }
 
-export function buildApp({ config, store, timezones }: AppDependencies): FastifyInstance {
+export function buildApp({ config, store, timezones, redis }: AppDependencies): FastifyInstance {
   const app = Fastify({
     logger: {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
     },
     bodyLimit: config.bodyLimitBytes,
+    // X-Forwarded-For is believed only from proxies the operator named; anyone else could forge it.
+    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     routerOptions: { ignoreTrailingSlash: true },
     // Strict validation: no type coercion, no silently dropped parameters; a wrong body is the caller's to fix.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
@@ -40,6 +47,7 @@ export function buildApp({ config, store, timezones }: AppDependencies): Fastify
 
   app.register(failureResponses, { apiPrefix: config.apiPrefix });
   app.register(requestBodies);
+  app.register(rateLimits, { settings: config.rateLimits, redis, keyPrefix: config.redis?.keyPrefix ?? '' });
   app.register(authenticate, {
     store,
     environment: config.environment,
@@ -55,6 +63,14 @@ export function buildApp({ config, store, timezones }: AppDependencies): Fastify
     },
     { prefix: config.apiPrefix },
   );
+
+  app.register(healthRoutes, {
+    timeoutMs: 2000,
+    checks: [
+      { name: 'store', check: () => store.ping() },
+      ...(redis === null ? [] : [{ name: 'redis', check: async () => void (await redis.ping()) }]),
+    ],
+  });
 
   // Unreachable by design; present so a future route that forgets `access` fails loudly in tests, not silently open.
   app.addHook('onRoute', (route) => {

@@ -13,6 +13,10 @@ export interface Config {
   readonly sqliteBusyTimeoutMs: number;
   readonly postgres: PostgresSettings;
   readonly bodyLimitBytes: number;
+  readonly redis: RedisSettings | null;
+  readonly rateLimits: RateLimitSettings;
+  /** Proxies whose X-Forwarded-For is believed (addresses or CIDR ranges); empty: the socket address is the client. */
+  readonly trustProxy: readonly string[];
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly keyTouchIntervalMs: number;
   readonly apiPrefix: string;
@@ -25,6 +29,23 @@ export interface PostgresSettings {
   readonly connectTimeoutMs: number;
   /** Longest a single statement may run before PostgreSQL cancels it. */
   readonly statementTimeoutMs: number;
+}
+
+export interface RedisSettings {
+  readonly url: string;
+  /** Prefix of every key this service writes, so one Redis can serve several deployments. */
+  readonly keyPrefix: string;
+}
+
+/** Requests allowed per window; 0 turns that limit off. */
+export interface RateLimitSettings {
+  readonly windowMs: number;
+  /** Per API key, on the private endpoints. */
+  readonly perKey: number;
+  /** Per client address, on the public endpoints. */
+  readonly perAddress: number;
+  /** Failed authentications per client address, on every endpoint: a guesser is stopped, the account holder is not. */
+  readonly authFailuresPerAddress: number;
 }
 
 /** Values given on the command line win over the environment. */
@@ -71,6 +92,11 @@ export function parseDatabaseUrl(url: string, cwd: string): DatabaseTarget {
   return { engine: 'sqlite', path: path === ':memory:' || isAbsolute(path) ? path : resolve(cwd, path) };
 }
 
+function redisUrl(url: string): string {
+  if (!/^rediss?:\/\//i.test(url)) throw new ConfigError(`REDIS_URL must start with redis:// or rediss://; got '${url}'.`);
+  return url;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd: string = process.cwd()): Config {
   const environment: KeyEnvironment = flags.sandbox === true || env.ACCOUNT_API_SANDBOX === '1' ? 'sandbox' : 'live';
   const databaseUrl =
@@ -99,6 +125,17 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
       statementTimeoutMs: integer('PG_STATEMENT_TIMEOUT_MS', env.PG_STATEMENT_TIMEOUT_MS, 5000, 100, 600_000),
     },
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES, 16 * 1024, 1024, 1024 * 1024),
+    redis: env.REDIS_URL ? { url: redisUrl(env.REDIS_URL), keyPrefix: env.REDIS_KEY_PREFIX ?? 'account-api:' } : null,
+    rateLimits: {
+      windowMs: integer('RATE_LIMIT_WINDOW_MS', env.RATE_LIMIT_WINDOW_MS, 60_000, 1000, 86_400_000),
+      perKey: integer('RATE_LIMIT_PER_KEY', env.RATE_LIMIT_PER_KEY, 600, 0, 1_000_000_000),
+      perAddress: integer('RATE_LIMIT_PER_ADDRESS', env.RATE_LIMIT_PER_ADDRESS, 300, 0, 1_000_000_000),
+      authFailuresPerAddress: integer('RATE_LIMIT_AUTH_FAILURES', env.RATE_LIMIT_AUTH_FAILURES, 20, 0, 1_000_000_000),
+    },
+    trustProxy: (env.TRUST_PROXY ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== ''),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     keyTouchIntervalMs: integer('KEY_TOUCH_INTERVAL_MS', env.KEY_TOUCH_INTERVAL_MS, 60_000, 0, 86_400_000),
     apiPrefix: '/api/v0',

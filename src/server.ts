@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import { loadTimezoneCatalog } from './domain/timezones.ts';
 import { seedDemoAccounts, type DemoAccount } from './sandbox/demo-accounts.ts';
 import { openStore } from './store/open-store.ts';
+import { openRedis } from './store/redis-client.ts';
 import type { Store } from './store/store.ts';
 
 export interface RunningServer {
@@ -17,13 +18,19 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+// Before the app (and its logger) exists, start-up warnings go to stderr as plain JSON lines.
+const startupLog = {
+  warn: (details: object, message: string) => process.stderr.write(`${JSON.stringify({ level: 40, msg: message, ...details })}\n`),
+};
+
 export async function startServer(config: Config): Promise<RunningServer> {
   const store = openStore(config);
   try {
     await store.migrate();
     const demoAccounts = config.environment === 'sandbox' ? await seedDemoAccounts(store) : [];
     const accountCount = await store.countAccounts();
-    const app = buildApp({ config, store, timezones: loadTimezoneCatalog() });
+    const redis = config.redis === null ? null : await openRedis(config.redis, startupLog);
+    const app = buildApp({ config, store, timezones: loadTimezoneCatalog(), redis });
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;
@@ -38,6 +45,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       close: async () => {
         await app.close();
         await store.close();
+        if (redis !== null) await redis.quit().catch(() => redis.disconnect());
       },
     };
   } catch (error) {

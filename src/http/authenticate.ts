@@ -51,7 +51,7 @@ export const authenticate = fp(
       }
     }
 
-    async function identify(header: string, request: FastifyRequest): Promise<Account> {
+    async function identify(header: string, request: FastifyRequest): Promise<{ account: Account; keyId: string }> {
       const credentials = parseBasicCredentials(header);
       if (credentials === null) {
         throw unauthenticated(
@@ -85,24 +85,34 @@ export const authenticate = fp(
         throw unauthenticated('key_revoked', 'This API key has been revoked; ask the account holder for a new one.');
       }
       await touch(key.keyId, request);
-      return credential.account;
+      return { account: credential.account, keyId: key.keyId };
     }
 
     app.decorateRequest('caller', null);
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', async (request, reply) => {
       const access = request.routeOptions.config.access;
       if (access === undefined) return; // not-found and framework routes
       const header = request.headers.authorization;
       if (header === undefined) {
-        if (access === 'public') return;
+        if (access === 'public') return app.rateBudgets.charge(request, reply, access);
         throw unauthenticated('credentials_required', 'This endpoint needs HTTP Basic credentials: your username and an API key.');
       }
-      const account = await identify(header, request);
-      if (access === 'premium' && !account.premium) {
+      await app.rateBudgets.checkFailedAuth(request);
+      let identified: { account: Account; keyId: string };
+      try {
+        identified = await identify(header, request);
+      } catch (error) {
+        // Every wrong guess spends the guesser's budget (its address), never the account holder's.
+        if (error instanceof HttpError && error.statusCode === 401) await app.rateBudgets.recordFailedAuth(request);
+        throw error;
+      }
+      if (access === 'premium' && !identified.account.premium) {
         throw new HttpError(403, 'premium_required', 'This endpoint needs a Premium account; this account does not have Premium.');
       }
-      request.caller = account;
+      request.caller = identified.account;
+      request.keyId = identified.keyId;
+      await app.rateBudgets.charge(request, reply, access);
     });
   },
-  { name: 'authenticate' },
+  { name: 'authenticate', dependencies: ['rate-limits'] },
 );

@@ -23,6 +23,10 @@ export function createWorkspace(extraEnv: NodeJS.ProcessEnv = {}): Workspace {
     DATABASE_URL: `sqlite:${join(dir, 'live.db')}`,
     SANDBOX_DATABASE_URL: `sqlite:${join(dir, 'sandbox.db')}`,
     LOG_LEVEL: 'info',
+    // Every test talks from 127.0.0.1: budgets this large never trip unless a test sets its own.
+    RATE_LIMIT_PER_KEY: '1000000',
+    RATE_LIMIT_PER_ADDRESS: '1000000',
+    RATE_LIMIT_AUTH_FAILURES: '1000000',
     ...extraEnv,
   };
   return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
