@@ -1,6 +1,6 @@
 // Opens the store that the configuration names; the only place that knows which engines exist.
 import type { Config } from '../config.ts';
-import { DomainError } from '../domain/errors.ts';
+import { PostgresStore } from './postgres/postgres-store.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './store.ts';
 
@@ -9,5 +9,5 @@ export function openStore(config: Pick<Config, 'database' | 'sqliteSynchronous' 
   if (database.engine === 'sqlite') {
     return new SqliteStore({ path: database.path, synchronous: config.sqliteSynchronous, busyTimeoutMs: config.sqliteBusyTimeoutMs });
   }
-  throw new DomainError('internal', 'engine_unsupported', 'PostgreSQL is not supported by this build yet; use a sqlite: DATABASE_URL.');
+  return new PostgresStore({ url: database.url, ...config.postgres });
 }

@@ -1,10 +1,10 @@
 // The embedded default store: SQLite through node:sqlite, in WAL mode so the CLI can write while the server runs.
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { DomainError } from '../../domain/errors.ts';
 import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
-import { loadMigrations, type Migration } from './migrations.ts';
+import { loadMigrations, schemaTooNewMessage, type Migration } from '../migrations.ts';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
@@ -75,7 +75,7 @@ export class SqliteStore implements Store {
     this.#db = new DatabaseSync(options.path, { enableForeignKeyConstraints: true, timeout: options.busyTimeoutMs });
     this.#db.exec('PRAGMA journal_mode = WAL');
     this.#db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-    this.#migrations = loadMigrations();
+    this.#migrations = loadMigrations(join(import.meta.dirname, 'migrations'));
   }
 
   /** Prepared once per SQL text: parsing is most of the cost of a small query. */
@@ -122,12 +122,7 @@ export class SqliteStore implements Store {
     const newest = this.#migrations.at(-1)?.version ?? 0;
     const unknown = applied.filter((version) => version > newest);
     if (unknown.length > 0) {
-      throw new DomainError(
-        'internal',
-        'schema_too_new',
-        `The database schema is at version ${Math.max(...unknown)}, newer than this build of account-api knows (${newest}). ` +
-          'Run the newer build, or restore a backup made before it migrated.',
-      );
+      throw new DomainError('internal', 'schema_too_new', schemaTooNewMessage(Math.max(...unknown), newest));
     }
   }
 

@@ -1,4 +1,4 @@
-// Reads the numbered SQL files beside this module (001_initial.sql, ...) as an ordered list of migrations.
+// Reads a folder of numbered SQL files (001_initial.sql, ...) as an ordered list of migrations; each engine keeps its own folder.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -8,10 +8,9 @@ export interface Migration {
   readonly sql: string;
 }
 
-const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
 const FILE_PATTERN = /^(\d{3})_([a-z0-9_]+)\.sql$/;
 
-export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
+export function loadMigrations(dir: string): Migration[] {
   const migrations = readdirSync(dir)
     .map((file) => ({ file, match: FILE_PATTERN.exec(file) }))
     .filter((entry) => entry.match !== null)
@@ -27,4 +26,12 @@ export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
     }
   });
   return migrations;
+}
+
+/** The message both engines give when a newer build has migrated the database past what this build knows. */
+export function schemaTooNewMessage(found: number, newest: number): string {
+  return (
+    `The database schema is at version ${found}, newer than this build of account-api knows (${newest}). ` +
+    'Run the newer build, or restore a backup made before it migrated.'
+  );
 }

@@ -1,0 +1,89 @@
+// Brings a PostgreSQL database to this build's schema, safely when several instances start at once.
+import pg from 'pg';
+import { DomainError } from '../../domain/errors.ts';
+import { schemaTooNewMessage, type Migration } from '../migrations.ts';
+import type { MigrationReport } from '../store.ts';
+import { translatePgError } from './pg-errors.ts';
+
+/** Any constant works as long as every build uses the same one; pg_locks lists it (locktype advisory) while a migration runs. */
+export const MIGRATION_LOCK_KEY = '7263017455301265218';
+
+export interface MigrationConnection {
+  readonly url: string;
+  readonly connectTimeoutMs: number;
+}
+
+function assertNotNewer(applied: readonly number[], migrations: readonly Migration[]): void {
+  const newest = migrations.at(-1)?.version ?? 0;
+  const unknown = applied.filter((version) => version > newest);
+  if (unknown.length > 0) {
+    throw new DomainError('internal', 'schema_too_new', schemaTooNewMessage(Math.max(...unknown), newest));
+  }
+}
+
+/** What checkSchema promises: not migrated by a newer build, and nothing of this build's left to apply. */
+export function assertSchemaCurrent(applied: readonly number[], migrations: readonly Migration[]): void {
+  assertNotNewer(applied, migrations);
+  const missing = migrations.filter((migration) => !applied.includes(migration.version));
+  if (missing.length > 0) {
+    throw new DomainError(
+      'internal',
+      'schema_outdated',
+      `The database is missing migrations ${missing.map((m) => m.version).join(', ')}; run 'account-api migrate'.`,
+    );
+  }
+}
+
+/**
+ * A session-level advisory lock lets exactly one instance apply the migrations while the others wait for it,
+ * then find nothing left to do. Each migration commits with its schema_migrations row, so a connection lost
+ * half-way leaves the database at the previous version, never between two. The lock lives on a connection of
+ * its own, outside the pool and its statement timeout: waiting for the lock, or a long migration, may take a while.
+ */
+export async function applyMigrations(connection: MigrationConnection, migrations: readonly Migration[]): Promise<MigrationReport> {
+  const client = new pg.Client({
+    connectionString: connection.url,
+    connectionTimeoutMillis: connection.connectTimeoutMs,
+    application_name: 'account-api migrate',
+  });
+  // A lost connection also rejects the query in flight, which is where it is handled; unheard, this event would crash.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)',
+      );
+      const applied = (await client.query('SELECT version FROM schema_migrations ORDER BY version')).rows.map((row) => Number(row.version));
+      assertNotNewer(applied, migrations);
+      const done = new Set(applied);
+      const newlyApplied: number[] = [];
+      for (const migration of migrations) {
+        if (done.has(migration.version)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(migration.sql);
+          await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [
+            migration.version,
+            migration.name,
+          ]);
+          await client.query('COMMIT');
+        } catch (error) {
+          // If the connection is gone the server has rolled back already.
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
+        newlyApplied.push(migration.version);
+      }
+      return { applied: newlyApplied, current: migrations.at(-1)?.version ?? 0 };
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    }
+  } catch (error) {
+    throw translatePgError(error);
+  } finally {
+    // Ending the session releases the lock too, should the unlock above have failed.
+    await client.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,89 @@
+// Tells node-postgres failures apart: a lost or refused connection (try again) from a busy engine and from a real fault.
+import { DomainError } from '../../domain/errors.ts';
+
+/** Socket-level errno codes: the engine is down, restarting, or the network between us is. */
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+]);
+
+/** SQLSTATEs outside class 08 that still mean "this connection is gone or could not be had". */
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01', // admin_shutdown: the server is stopping, or pg_terminate_backend
+  '57P02', // crash_shutdown: another backend crashed and the server is resetting
+  '57P03', // cannot_connect_now: the server is starting up or shutting down
+  '53300', // too_many_connections
+]);
+
+/** SQLSTATEs that are PostgreSQL's "database is busy", as SQLITE_BUSY is SQLite's. */
+const BUSY_SQLSTATES = new Set([
+  '57014', // query_canceled: statement_timeout fired
+  '55P03', // lock_not_available
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+]);
+
+/**
+ * node-postgres and pg-pool report these without a code, so the message is all there is; they are stable across 8.x.
+ * 'Connection terminated' covers 'unexpectedly' and 'due to connection timeout' (the pool's).
+ */
+const UNAVAILABLE_MESSAGES = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect$/, // pg-pool: no connection free within connectionTimeoutMillis
+  /^timeout expired$/, // a lone pg.Client (the migration connection) that could not connect in time
+  /^Query read timeout$/,
+  /is not queryable$/,
+];
+
+/** Looks through `cause` and AggregateError's `errors` (Node reports each address it tried). */
+function someLink(error: unknown, test: (link: { code?: unknown; message?: unknown }) => boolean, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 5) return false;
+  const link = error as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  if (test(link)) return true;
+  if (someLink(link.cause, test, depth + 1)) return true;
+  return Array.isArray(link.errors) && link.errors.some((inner) => someLink(inner, test, depth + 1));
+}
+
+/** True when the failure is about reaching the engine, not about the statement: the same request may succeed later. */
+export function isConnectionFailure(error: unknown): boolean {
+  return someLink(error, ({ code, message }) => {
+    if (typeof code === 'string') {
+      if (SOCKET_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code)) return true;
+      if (/^08[0-9A-Z]{3}$/.test(code)) return true; // class 08: connection exception
+    }
+    return typeof message === 'string' && UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message));
+  });
+}
+
+function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/** The unique or foreign-key constraint a statement broke, if that is what failed. */
+export function brokenConstraint(error: unknown): { state: string; constraint: string } | undefined {
+  const state = sqlState(error);
+  const constraint = (error as { constraint?: unknown } | null)?.constraint;
+  if (state === undefined || typeof constraint !== 'string') return undefined;
+  return { state, constraint };
+}
+
+/** Turns engine errors into domain errors, so no caller ever sees PostgreSQL's vocabulary for a retryable failure. */
+export function translatePgError(error: unknown): unknown {
+  if (error instanceof DomainError) return error;
+  if (isConnectionFailure(error)) {
+    return new DomainError('unavailable', 'store_unavailable', 'The database is unreachable; try again shortly.', { cause: error });
+  }
+  const state = sqlState(error);
+  if (state !== undefined && BUSY_SQLSTATES.has(state)) {
+    return new DomainError('unavailable', 'store_busy', 'The database is busy; try again shortly.', { cause: error });
+  }
+  return error;
+}
