@@ -93,7 +93,11 @@ function reportFailure(error: unknown, io: CliIo, json: boolean): number {
   const usage = error instanceof UsageError;
   const known = usage || error instanceof ConfigError || isDomainError(error);
   const code = isDomainError(error) ? error.code : usage ? 'usage' : error instanceof ConfigError ? 'config' : 'internal_error';
-  const message = known ? (error as Error).message : `unexpected failure: ${(error as Error)?.stack ?? String(error)}`;
+  let message = known ? (error as Error).message : `unexpected failure: ${(error as Error)?.stack ?? String(error)}`;
+  // An operator at a terminal needs the engine's own words (refused, unknown host, bad password), not only ours.
+  if (isDomainError(error) && error.kind === 'unavailable' && error.cause instanceof Error && error.cause.message) {
+    message += ` (${error.cause.message})`;
+  }
   if (json) io.stderr.write(`${JSON.stringify({ error: { code, message } })}\n`);
   else io.stderr.write(`account-api: ${message}\n${error instanceof UsageError && !message.includes('\n') ? `\n${USAGE}\n` : ''}`);
   return usage ? 2 : 1;
