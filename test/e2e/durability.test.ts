@@ -17,7 +17,8 @@ import {
 } from '../support/server-process.ts';
 
 const ACCOUNTS = 6;
-const ROUNDS = 3;
+/** Issue 4 asks for at least 20 rounds; CRASH_ROUNDS runs more (or fewer while debugging). */
+const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 20);
 /** Per writer and round; two writers per account, so 6 accounts x 2 x 17 = 204 acknowledged writes a round. */
 const ACKNOWLEDGED_WRITES = 17;
 /** Writes each writer must have had acknowledged in the last batch before the server is killed under it. */
@@ -197,6 +198,8 @@ test('every write answered 200 survives kill -9 of the server, round after round
       }
     }
 
+    const acknowledged = writers.length * ACKNOWLEDGED_WRITES * ROUNDS;
+    console.log(`kill -9: ${ROUNDS} rounds, ${acknowledged}+ acknowledged writes, every last acknowledged value found after each restart, integrity_check ok`);
     const code = await server.stop();
     assert.equal(code, 0, 'the server should stop cleanly after the last round');
     assert.equal(integrityCheck(workspace), 'ok', 'PRAGMA integrity_check after the last round');
