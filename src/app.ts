@@ -3,6 +3,16 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { TimezoneCatalog } from './domain/timezones.ts';
 import { authenticate } from './http/authenticate.ts';
+import { cors } from './http/cors.ts';
+import { metricsEndpoint, type Metrics } from './http/metrics.ts';
+import { requestIdFor, requestIds } from './http/request-id.ts';
+import { logResponse, loggingOptions, requestLog } from './http/request-log.ts';
+import { fixedSecurityHeaders, securityHeaders } from './http/security-headers.ts';
+import { answerClientErrors } from './http/client-errors.ts';
+import { connectionOptions } from './http/connection-limits.ts';
+import { drainOnClose } from './http/drain-on-close.ts';
+import { requireHost } from './http/host-header.ts';
+import { shedOverload } from './http/overload.ts';
 import { failureResponses, sendFailure } from './http/failure-responses.ts';
 import { requestBodies } from './http/request-bodies.ts';
 import { helloRoutes } from './routes/v0/hello.ts';
@@ -19,14 +29,22 @@ export interface AppDependencies {
   readonly timezones: TimezoneCatalog;
   /** Shared rate-limit counters; null keeps them per instance. */
   readonly redis: Redis | null;
+  /** This app's metrics; the caller may also serve them on a listener of their own (METRICS_PORT). */
+  readonly metrics: Metrics;
 }
 
-export function buildApp({ config, store, timezones, redis }: AppDependencies): FastifyInstance {
+export function buildApp({ config, store, timezones, redis, metrics }: AppDependencies): FastifyInstance {
+  // Fastify runs no hooks for a URL its router cannot decode: what they add to every other answer is added by hand.
+  const hooklessHeaders = {
+    ...fixedSecurityHeaders({ hstsMaxAgeSeconds: config.hstsMaxAgeSeconds }),
+    'Cache-Control': 'no-store',
+    ...(config.environment === 'sandbox' ? { 'X-Environment': 'sandbox' } : {}),
+  };
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
-    },
+    // One line per answer (requestLog) instead of Fastify's two, which would also log the query string.
+    ...loggingOptions(config.logLevel),
+    requestIdHeader: false,
+    genReqId: (request) => requestIdFor(request.headers['x-request-id']),
     bodyLimit: config.bodyLimitBytes,
     // X-Forwarded-For is believed only from proxies the operator named; anyone else could forge it.
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
@@ -34,9 +52,21 @@ export function buildApp({ config, store, timezones, redis }: AppDependencies): 
     // Strict validation: no type coercion, no silently dropped parameters; a wrong body is the caller's to fix.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     frameworkErrors: (error, request, reply) => {
+      reply.headers(hooklessHeaders);
+      reply.raw.once('close', () => {
+        logResponse(request, reply);
+        metrics.observe(request, reply);
+      });
       sendFailure(error, request, reply);
     },
+    ...connectionOptions(config.connections),
+    // Raw HTTP that never became a request (garbage, huge headers, too slow) is answered with the envelope too.
+    clientErrorHandler: answerClientErrors({ lingerMs: 1000, headers: hooklessHeaders }),
+    // Requests arriving while closing get our 503 envelope (drainOnClose), not Fastify's own body.
+    return503OnClosing: false,
   });
+  // Node takes this only as a property: connections past it are closed as soon as they are accepted.
+  app.server.maxConnections = config.connections.maxConnections;
 
   if (config.environment === 'sandbox') {
     app.addHook('onSend', async (_request, reply, payload) => {
@@ -46,13 +76,30 @@ export function buildApp({ config, store, timezones, redis }: AppDependencies): 
   }
 
   app.register(failureResponses, { apiPrefix: config.apiPrefix });
-  app.register(requestBodies);
-  app.register(rateLimits, { settings: config.rateLimits, redis, keyPrefix: config.redis?.keyPrefix ?? '' });
+  app.register(requestIds);
+  app.register(requestLog);
+  app.register(metricsEndpoint, { metrics, token: config.metrics.token });
+  app.register(securityHeaders, { hstsMaxAgeSeconds: config.hstsMaxAgeSeconds });
+  app.register(cors, { origins: config.corsOrigins });
+  // Before body limits, rate limits and authentication: a closing or overloaded server refuses before spending work.
+  app.register(drainOnClose, { retryAfterSeconds: 1 });
+  app.register(requireHost, { versions: ['1.1'] });
+  if (config.maxEventLoopDelayMs > 0) {
+    app.register(shedOverload, { maxEventLoopDelayMs: config.maxEventLoopDelayMs, exemptRoutes: ['/healthz', '/metrics'], retryAfterSeconds: 2 });
+  }
+  app.register(requestBodies, { parameters: config.parameters });
+  app.register(rateLimits, {
+    settings: config.rateLimits,
+    redis,
+    keyPrefix: config.redis?.keyPrefix ?? '',
+    onRejected: (budget) => metrics.rateLimited(budget),
+  });
   app.register(authenticate, {
     store,
     environment: config.environment,
     realm: config.environment === 'sandbox' ? 'account-api sandbox' : 'account-api',
     touchIntervalMs: config.keyTouchIntervalMs,
+    onFailure: (reason) => metrics.authFailed(reason),
   });
 
   app.register(

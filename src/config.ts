@@ -13,6 +13,12 @@ export interface Config {
   readonly sqliteBusyTimeoutMs: number;
   readonly postgres: PostgresSettings;
   readonly bodyLimitBytes: number;
+  readonly connections: ConnectionSettings;
+  readonly parameters: ParameterSettings;
+  /** Past this event-loop lag, requests are shed with 503 `overloaded`; 0 turns shedding off. */
+  readonly maxEventLoopDelayMs: number;
+  /** After SIGTERM, the process exits (status 1) even if closing has not finished by then. */
+  readonly shutdownTimeoutMs: number;
   readonly redis: RedisSettings | null;
   readonly rateLimits: RateLimitSettings;
   /** Proxies whose X-Forwarded-For is believed (addresses or CIDR ranges); empty: the socket address is the client. */
@@ -20,6 +26,19 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly keyTouchIntervalMs: number;
   readonly apiPrefix: string;
+  readonly metrics: MetricsSettings;
+  /** Origins allowed to call the API from a browser; empty: CORS is off (no Access-Control-* header at all). */
+  readonly corsOrigins: readonly string[];
+  /** Strict-Transport-Security max-age in seconds; null: no HSTS header (TLS is the proxy's, which may send its own). */
+  readonly hstsMaxAgeSeconds: number | null;
+}
+
+export interface MetricsSettings {
+  /** A separate listener for Prometheus (no auth: bind it where only the scraper reaches); null: none. */
+  readonly port: number | null;
+  readonly host: string;
+  /** Bearer token for GET /metrics on the public port; null: /metrics is not served there (404). */
+  readonly token: string | null;
 }
 
 export interface PostgresSettings {
@@ -29,6 +48,27 @@ export interface PostgresSettings {
   readonly connectTimeoutMs: number;
   /** Longest a single statement may run before PostgreSQL cancels it. */
   readonly statementTimeoutMs: number;
+}
+
+/** What Node's HTTP server allows each connection: slow, idle or oversized ones are closed. */
+export interface ConnectionSettings {
+  /** The whole request (headers and body) must arrive within this. */
+  readonly requestTimeoutMs: number;
+  /** The headers must arrive within this (no more than requestTimeoutMs). */
+  readonly headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  readonly keepAliveTimeoutMs: number;
+  /** Open connections at most; connections past it are closed at once. */
+  readonly maxConnections: number;
+  /** Request line and headers together, in bytes; past it, 431. */
+  readonly maxHeaderBytes: number;
+}
+
+/** Caps on body parameters, forms and JSON alike. */
+export interface ParameterSettings {
+  readonly maxParameters: number;
+  /** In code points, per value. */
+  readonly maxParameterLength: number;
 }
 
 export interface RedisSettings {
@@ -92,6 +132,45 @@ export function parseDatabaseUrl(url: string, cwd: string): DatabaseTarget {
   return { engine: 'sqlite', path: path === ':memory:' || isAbsolute(path) ? path : resolve(cwd, path) };
 }
 
+/** Exact origins, as a browser sends them: scheme://host[:port], no path, no wildcard (credentials are allowed). */
+function corsOrigins(raw: string | undefined): string[] {
+  const origins = (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const origin of origins) {
+    if (!/^https?:\/\/[^/\s?#*]+$/i.test(origin)) {
+      throw new ConfigError(`CORS_ORIGINS takes exact origins such as https://app.example.com (no path, no *); got '${origin}'.`);
+    }
+  }
+  return origins;
+}
+
+function metricsToken(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  // Short tokens could be guessed: /metrics on the public port has no failed-attempt budget of its own.
+  if (raw.length < 16 || !/^[\x21-\x7e]+$/.test(raw)) {
+    throw new ConfigError('METRICS_TOKEN must be at least 16 printable characters without spaces (e.g. openssl rand -hex 32).');
+  }
+  return raw;
+}
+
+function connectionSettings(env: NodeJS.ProcessEnv): ConnectionSettings {
+  const requestTimeoutMs = integer('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 10_000, 100, 600_000);
+  const headersTimeoutMs = integer('HEADERS_TIMEOUT_MS', env.HEADERS_TIMEOUT_MS, 5000, 100, 600_000);
+  // Node refuses to start a server whose headers may take longer than the whole request.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not be more than REQUEST_TIMEOUT_MS (${requestTimeoutMs}).`);
+  }
+  return {
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: integer('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 5000, 100, 600_000),
+    maxConnections: integer('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 10_000, 1, 1_000_000),
+    maxHeaderBytes: integer('MAX_HEADER_BYTES', env.MAX_HEADER_BYTES, 16 * 1024, 1024, 1024 * 1024),
+  };
+}
+
 function redisUrl(url: string): string {
   if (!/^rediss?:\/\//i.test(url)) throw new ConfigError(`REDIS_URL must start with redis:// or rediss://; got '${url}'.`);
   return url;
@@ -125,6 +204,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
       statementTimeoutMs: integer('PG_STATEMENT_TIMEOUT_MS', env.PG_STATEMENT_TIMEOUT_MS, 5000, 100, 600_000),
     },
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES, 16 * 1024, 1024, 1024 * 1024),
+    connections: connectionSettings(env),
+    parameters: {
+      maxParameters: integer('MAX_PARAMETERS', env.MAX_PARAMETERS, 20, 1, 10_000),
+      maxParameterLength: integer('MAX_PARAMETER_LENGTH', env.MAX_PARAMETER_LENGTH, 1000, 1, 1024 * 1024),
+    },
+    maxEventLoopDelayMs: integer('MAX_EVENT_LOOP_DELAY_MS', env.MAX_EVENT_LOOP_DELAY_MS, 1000, 0, 60_000),
+    shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000, 100, 600_000),
     redis: env.REDIS_URL ? { url: redisUrl(env.REDIS_URL), keyPrefix: env.REDIS_KEY_PREFIX ?? 'account-api:' } : null,
     rateLimits: {
       windowMs: integer('RATE_LIMIT_WINDOW_MS', env.RATE_LIMIT_WINDOW_MS, 60_000, 1000, 86_400_000),
@@ -139,5 +225,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     keyTouchIntervalMs: integer('KEY_TOUCH_INTERVAL_MS', env.KEY_TOUCH_INTERVAL_MS, 60_000, 0, 86_400_000),
     apiPrefix: '/api/v0',
+    metrics: {
+      port: env.METRICS_PORT ? integer('METRICS_PORT', env.METRICS_PORT, 0, 0, 65535) : null,
+      host: env.METRICS_HOST || '127.0.0.1',
+      token: metricsToken(env.METRICS_TOKEN),
+    },
+    corsOrigins: corsOrigins(env.CORS_ORIGINS),
+    hstsMaxAgeSeconds: env.HSTS_MAX_AGE ? integer('HSTS_MAX_AGE', env.HSTS_MAX_AGE, 0, 0, 63_072_000) : null,
   };
 }

@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { loadTimezoneCatalog } from './domain/timezones.ts';
+import { createMetrics } from './http/metrics.ts';
+import { listenForMetrics, type MetricsListener } from './http/metrics-listener.ts';
 import { seedDemoAccounts, type DemoAccount } from './sandbox/demo-accounts.ts';
 import { openStore } from './store/open-store.ts';
 import { openRedis } from './store/redis-client.ts';
@@ -14,6 +16,8 @@ export interface RunningServer {
   readonly url: string;
   readonly accountCount: number;
   readonly demoAccounts: readonly DemoAccount[];
+  /** Where the separate metrics listener (METRICS_PORT) answers; null when there is none. */
+  readonly metricsUrl: string | null;
   /** Stops accepting, finishes requests in flight, then closes the store. */
   close(): Promise<void>;
 }
@@ -30,8 +34,18 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const demoAccounts = config.environment === 'sandbox' ? await seedDemoAccounts(store) : [];
     const accountCount = await store.countAccounts();
     const redis = config.redis === null ? null : await openRedis(config.redis, startupLog);
-    const app = buildApp({ config, store, timezones: loadTimezoneCatalog(), redis });
+    const metrics = createMetrics();
+    const app = buildApp({ config, store, timezones: loadTimezoneCatalog(), redis, metrics });
     await app.listen({ port: config.port, host: config.host });
+    let metricsListener: MetricsListener | null = null;
+    if (config.metrics.port !== null) {
+      try {
+        metricsListener = await listenForMetrics({ registry: metrics.registry, host: config.metrics.host, port: config.metrics.port });
+      } catch (error) {
+        await app.close();
+        throw error;
+      }
+    }
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
@@ -42,8 +56,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
       url,
       accountCount,
       demoAccounts,
+      metricsUrl: metricsListener?.url ?? null,
       close: async () => {
         await app.close();
+        await metricsListener?.close();
         await store.close();
         if (redis !== null) await redis.quit().catch(() => redis.disconnect());
       },

@@ -4,8 +4,12 @@ import { startServer, type RunningServer } from '../server.ts';
 import type { CliContext } from './cli-context.ts';
 
 function announce(context: CliContext, config: Config, server: RunningServer): void {
-  server.app.log.info({ url: server.url, environment: config.environment, database: config.database.engine }, 'account-api ready');
+  server.app.log.info(
+    { url: server.url, environment: config.environment, database: config.database.engine, metricsUrl: server.metricsUrl },
+    'account-api ready',
+  );
   // Also said plainly, whatever LOG_LEVEL is: people and scripts wait for this line.
+  if (server.metricsUrl !== null) context.stderr.write(`metrics at ${server.metricsUrl}\n`);
   context.stderr.write(`account-api listening at ${server.url} (${config.environment}, ${config.database.engine})\n`);
   if (config.environment === 'sandbox') {
     const lines = server.demoAccounts.map(
@@ -45,12 +49,20 @@ export async function serveCommand(context: CliContext, config: Config): Promise
         }
         stopping = true;
         app.log.info({ signal }, 'shutting down: finishing requests in flight');
+        // A request or an engine that never finishes must not keep the process from exiting.
+        const deadline = setTimeout(() => {
+          app.log.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown did not finish within SHUTDOWN_TIMEOUT_MS: exiting now');
+          process.exit(1);
+        }, config.shutdownTimeoutMs);
+        deadline.unref();
         server.close().then(
           () => {
+            clearTimeout(deadline);
             app.log.info('stopped');
             resolve();
           },
           (error: unknown) => {
+            clearTimeout(deadline);
             app.log.error({ err: error }, 'shutdown failed');
             process.exitCode = 1;
             resolve();

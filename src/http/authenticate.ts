@@ -5,6 +5,7 @@ import { hashKey, keyMatches, parseKey, type KeyEnvironment } from '../domain/ap
 import type { Account, Store } from '../store/store.ts';
 import { parseBasicCredentials } from './basic-credentials.ts';
 import { HttpError } from './http-error.ts';
+import { loggableUsername } from './key-redaction.ts';
 
 /** `public`: credentials optional, checked when sent. `premium`: a valid key of a Premium account. */
 export type Access = 'public' | 'premium';
@@ -25,6 +26,8 @@ export interface AuthenticateOptions {
   readonly realm: string;
   /** How often at most a key's `last used` time is written: one write per key per interval, not per request. */
   readonly touchIntervalMs: number;
+  /** Told of every failed authentication (the 401 code), for metrics. */
+  readonly onFailure?: (reason: string) => void;
 }
 
 // Compared against when the key id is unknown, so an unknown user costs the same work as a wrong key.
@@ -88,6 +91,13 @@ export const authenticate = fp(
       return { account: credential.account, keyId: key.keyId };
     }
 
+    // Usernames are not secret and help spot a guesser; the key never appears, even when pasted into the user part.
+    function reportFailure(request: FastifyRequest, reason: string, header: string | undefined): void {
+      const username = header === undefined ? undefined : parseBasicCredentials(header)?.username;
+      request.log.info(username === undefined ? { reason } : { reason, username: loggableUsername(username) }, 'auth failure');
+      options.onFailure?.(reason);
+    }
+
     app.decorateRequest('caller', null);
     app.addHook('onRequest', async (request, reply) => {
       const access = request.routeOptions.config.access;
@@ -95,6 +105,7 @@ export const authenticate = fp(
       const header = request.headers.authorization;
       if (header === undefined) {
         if (access === 'public') return app.rateBudgets.charge(request, reply, access);
+        reportFailure(request, 'credentials_required', undefined);
         throw unauthenticated('credentials_required', 'This endpoint needs HTTP Basic credentials: your username and an API key.');
       }
       await app.rateBudgets.checkFailedAuth(request);
@@ -103,7 +114,10 @@ export const authenticate = fp(
         identified = await identify(header, request);
       } catch (error) {
         // Every wrong guess spends the guesser's budget (its address), never the account holder's.
-        if (error instanceof HttpError && error.statusCode === 401) await app.rateBudgets.recordFailedAuth(request);
+        if (error instanceof HttpError && error.statusCode === 401) {
+          reportFailure(request, error.code, header);
+          await app.rateBudgets.recordFailedAuth(request);
+        }
         throw error;
       }
       if (access === 'premium' && !identified.account.premium) {

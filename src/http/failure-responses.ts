@@ -1,9 +1,23 @@
 // Answers every failure (thrown errors, unknown paths, wrong methods) with the failure envelope.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { isDomainError } from '../domain/errors.ts';
 import { failure } from './envelope.ts';
 import { HttpError } from './http-error.ts';
 import { mapError } from './map-error.ts';
+
+/** What a failure answer said, kept on the reply for the response's log line and metrics. */
+export interface AnsweredFailure {
+  readonly code: string;
+  /** A dependency (database, Redis) was unavailable or the server failed: counted in store_errors_total. */
+  readonly fault: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyReply {
+    failure: AnsweredFailure | null;
+  }
+}
 
 export interface FailureResponsesOptions {
   /** The version prefix this server serves, e.g. `/api/v0`, for a helpful answer to `/api/v1/...`. */
@@ -16,11 +30,20 @@ function pathOf(url: string): string {
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
+function isFault(error: unknown, unexpected: boolean): boolean {
+  if (error instanceof HttpError) return false;
+  if (isDomainError(error)) return error.kind === 'unavailable' || error.kind === 'internal';
+  return unexpected;
+}
+
 export function sendFailure(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const mapped = mapError(error, request.body);
   if (mapped.unexpected) request.log.error({ err: error }, 'request failed');
+  reply.failure = { code: mapped.messages[0]?.code ?? 'unknown', fault: isFault(error, mapped.unexpected) };
   return reply
     .code(mapped.statusCode)
+    // Also here, not only in an onRequest hook: Fastify runs no hooks for a URL its router cannot decode.
+    .header('X-Request-Id', request.id)
     .headers(mapped.headers)
     .type('application/json; charset=utf-8')
     .send(failure(mapped.statusCode, mapped.messages));
@@ -30,6 +53,7 @@ export const failureResponses = fp(
   async function failureResponses(app: FastifyInstance, options: FailureResponsesOptions) {
     // Methods per path, collected as routes are added, so a wrong method gets 405 with Allow instead of 404.
     const methodsByPath = new Map<string, Set<string>>();
+    app.decorateReply('failure', null);
     app.addHook('onRoute', (route) => {
       const path = pathOf(route.url ?? route.path);
       const methods = methodsByPath.get(path) ?? new Set<string>();

@@ -13,7 +13,11 @@ export interface RateLimitsOptions {
   /** Shared counters for every instance; null keeps them in this process (per instance). */
   readonly redis: Redis | null;
   readonly keyPrefix: string;
+  /** Told of every 429, for metrics. */
+  readonly onRejected?: (budget: RateBudget) => void;
 }
+
+export type RateBudget = 'per_key' | 'per_address' | 'failed_auth';
 
 /** The budgets authentication spends: failed attempts per address, then requests per key or per address. */
 export interface RateBudgets {
@@ -85,6 +89,7 @@ export const rateLimits = fp(
         if (settings.authFailuresPerAddress === 0) return;
         const outcome = await consult(authFailures, request, false);
         if (!outcome.isAllowed && outcome.remaining <= 0) {
+          options.onRejected?.('failed_auth');
           throw tooMany(
             outcome,
             settings.windowMs,
@@ -104,6 +109,7 @@ export const rateLimits = fp(
         const outcome = await consult(byKey ? perKey : perAddress, request);
         setHeaders(reply, outcome, settings.windowMs);
         if (!outcome.isAllowed && outcome.isExceeded) {
+          options.onRejected?.(byKey ? 'per_key' : 'per_address');
           throw tooMany(
             outcome,
             settings.windowMs,

@@ -85,8 +85,12 @@ describe("docs/deploy.md's nginx example", { skip }, () => {
   test('spreads requests over both instances, and a write through one is read through the other', async () => {
     const before = instances.map((instance) => instance.output.length);
     for (let i = 0; i < 10; i++) assert.equal((await call('GET', `${base}/api/v0/hello`)).status, 200);
-    const served = instances.map((instance, index) => instance.output.slice(before[index]).filter((line) => line.includes('"/api/v0/hello"')).length);
-    assert.ok(served.every((count) => count > 0), `both instances should serve some of 10 requests; they served ${served.join(' and ')}`);
+    // Log lines arrive through pipes a moment after the responses: wait for them (up to 5 s) before counting.
+    const served = () => instances.map((instance, index) => instance.output.slice(before[index]).filter((line) => line.includes('"/api/v0/hello"')).length);
+    for (let waited = 0; served().reduce((a, b) => a + b, 0) < 10 && waited < 5000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.ok(served().every((count) => count > 0), `both instances should serve some of 10 requests; they served ${served().join(' and ')}`);
 
     const written = await call('POST', `${base}/api/v0/user`, { auth: alice, form: { name: 'Alice via nginx' } });
     assert.equal(written.status, 200);

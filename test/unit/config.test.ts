@@ -183,3 +183,103 @@ describe('invalid values', () => {
     assertConfigError(() => loadConfig({ SQLITE_SYNCHRONOUS: 'off' }, {}, CWD), /SQLITE_SYNCHRONOUS/, "SQLITE_SYNCHRONOUS 'off'");
   });
 });
+
+describe('signals, headers and CORS', () => {
+  test('by default: no metrics listener, no metrics token, CORS off, no HSTS', () => {
+    const config = loadConfig({}, {}, CWD);
+    assert.deepEqual(config.metrics, { port: null, host: '127.0.0.1', token: null });
+    assert.deepEqual(config.corsOrigins, []);
+    assert.equal(config.hstsMaxAgeSeconds, null);
+  });
+
+  test('METRICS_PORT, METRICS_HOST, METRICS_TOKEN, CORS_ORIGINS and HSTS_MAX_AGE are read', () => {
+    const config = loadConfig(
+      {
+        METRICS_PORT: '9464',
+        METRICS_HOST: '0.0.0.0',
+        METRICS_TOKEN: 'a-long-enough-token-1234',
+        CORS_ORIGINS: 'https://app.example.com, http://localhost:3000',
+        HSTS_MAX_AGE: '31536000',
+      },
+      {},
+      CWD,
+    );
+    assert.deepEqual(config.metrics, { port: 9464, host: '0.0.0.0', token: 'a-long-enough-token-1234' });
+    assert.deepEqual(config.corsOrigins, ['https://app.example.com', 'http://localhost:3000']);
+    assert.equal(config.hstsMaxAgeSeconds, 31536000);
+  });
+
+  test('a short METRICS_TOKEN, a CORS origin with a path or a wildcard, or a bad METRICS_PORT is a ConfigError naming it', () => {
+    assertConfigError(() => loadConfig({ METRICS_TOKEN: 'short' }, {}, CWD), /METRICS_TOKEN/, "METRICS_TOKEN 'short'");
+    assertConfigError(() => loadConfig({ METRICS_TOKEN: 'has a space in the middle' }, {}, CWD), /METRICS_TOKEN/, 'METRICS_TOKEN with spaces');
+    for (const origins of ['*', 'https://app.example.com/', 'https://app.example.com/path', 'app.example.com', 'https://*.example.com']) {
+      assertConfigError(() => loadConfig({ CORS_ORIGINS: origins }, {}, CWD), /CORS_ORIGINS/, `CORS_ORIGINS '${origins}'`);
+    }
+    assertConfigError(() => loadConfig({ METRICS_PORT: '70000' }, {}, CWD), /METRICS_PORT/, "METRICS_PORT '70000'");
+    assertConfigError(() => loadConfig({ HSTS_MAX_AGE: 'forever' }, {}, CWD), /HSTS_MAX_AGE/, "HSTS_MAX_AGE 'forever'");
+  });
+});
+
+describe('limits', () => {
+  test('default to the documented values', () => {
+    const config = loadConfig({}, {}, CWD);
+    assert.deepEqual(config.connections, {
+      requestTimeoutMs: 10_000,
+      headersTimeoutMs: 5000,
+      keepAliveTimeoutMs: 5000,
+      maxConnections: 10_000,
+      maxHeaderBytes: 16_384,
+    });
+    assert.deepEqual(config.parameters, { maxParameters: 20, maxParameterLength: 1000 });
+    assert.equal(config.maxEventLoopDelayMs, 1000);
+    assert.equal(config.shutdownTimeoutMs, 10_000);
+  });
+
+  test('are read from the environment, and MAX_EVENT_LOOP_DELAY_MS=0 turns shedding off', () => {
+    const config = loadConfig(
+      {
+        REQUEST_TIMEOUT_MS: '4000',
+        HEADERS_TIMEOUT_MS: '2000',
+        KEEP_ALIVE_TIMEOUT_MS: '1000',
+        MAX_CONNECTIONS: '50',
+        MAX_HEADER_BYTES: '8192',
+        MAX_PARAMETERS: '5',
+        MAX_PARAMETER_LENGTH: '10',
+        MAX_EVENT_LOOP_DELAY_MS: '0',
+        SHUTDOWN_TIMEOUT_MS: '3000',
+      },
+      {},
+      CWD,
+    );
+    assert.deepEqual(config.connections, {
+      requestTimeoutMs: 4000,
+      headersTimeoutMs: 2000,
+      keepAliveTimeoutMs: 1000,
+      maxConnections: 50,
+      maxHeaderBytes: 8192,
+    });
+    assert.deepEqual(config.parameters, { maxParameters: 5, maxParameterLength: 10 });
+    assert.equal(config.maxEventLoopDelayMs, 0);
+    assert.equal(config.shutdownTimeoutMs, 3000);
+  });
+
+  test('a headers timeout longer than the request timeout, or a value out of range, is a ConfigError naming it', () => {
+    assertConfigError(
+      () => loadConfig({ HEADERS_TIMEOUT_MS: '20000' }, {}, CWD),
+      /HEADERS_TIMEOUT_MS.*REQUEST_TIMEOUT_MS/,
+      'HEADERS_TIMEOUT_MS over the default REQUEST_TIMEOUT_MS',
+    );
+    for (const [name, value] of [
+      ['REQUEST_TIMEOUT_MS', '0'],
+      ['KEEP_ALIVE_TIMEOUT_MS', 'soon'],
+      ['MAX_CONNECTIONS', '0'],
+      ['MAX_HEADER_BYTES', '100'],
+      ['MAX_PARAMETERS', '-1'],
+      ['MAX_PARAMETER_LENGTH', '1.5'],
+      ['MAX_EVENT_LOOP_DELAY_MS', '-5'],
+      ['SHUTDOWN_TIMEOUT_MS', '0'],
+    ] as const) {
+      assertConfigError(() => loadConfig({ [name]: value }, {}, CWD), new RegExp(name), `${name} '${value}'`);
+    }
+  });
+});

@@ -1,0 +1,69 @@
+// Keeps API keys out of what is echoed and logged: spots client text that could carry a key, in clear or encoded.
+import { KEY_PREFIXES, parseKey } from '../domain/api-keys.ts';
+
+const KEY_BODY_LENGTH = 50; // key id + secret + checksum, after the prefix
+const KEY_MARK_ANY_CASE = /aapi_/i;
+const HAS_BASE62_RUN = new RegExp(`[0-9A-Za-z]{${KEY_BODY_LENGTH}}`);
+const BASE62_RUN = new RegExp(`[0-9A-Za-z]{${KEY_BODY_LENGTH},}`, 'g');
+const BASE64ISH = /^[A-Za-z0-9+/_-]{16,}={0,2}$/;
+const LONGEST_CHECKED = 4096;
+const LONGEST_LOGGED_PATH = 256;
+
+function percentDecoded(text: string): string {
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
+/** A key body with a valid checksum, even with its prefix cut off: the checksum makes a false alarm practically impossible. */
+function holdsKeyBody(text: string): boolean {
+  if (!HAS_BASE62_RUN.test(text)) return false;
+  for (const [run] of text.matchAll(BASE62_RUN)) {
+    for (let start = 0; start + KEY_BODY_LENGTH <= run.length; start++) {
+      const body = run.slice(start, start + KEY_BODY_LENGTH);
+      if (Object.values(KEY_PREFIXES).some((prefix) => parseKey(prefix + body).ok)) return true;
+    }
+  }
+  return false;
+}
+
+function holdsInClear(text: string): boolean {
+  return KEY_MARK_ANY_CASE.test(text) || holdsKeyBody(text);
+}
+
+/**
+ * True when `text` could carry an API key: the `aapi_` mark or a checksummed key body, in clear, percent-encoded
+ * (twice, too) or base64-encoded (as in Basic credentials). Text too long to check is assumed to carry one.
+ */
+export function mayHoldKey(text: string): boolean {
+  if (text.length > LONGEST_CHECKED) return true;
+  if (holdsInClear(text)) return true;
+  if (text.includes('%')) {
+    const once = percentDecoded(text);
+    if (holdsInClear(once) || (once.includes('%') && holdsInClear(percentDecoded(once)))) return true;
+  }
+  if (BASE64ISH.test(text)) {
+    // Every alignment, so base64 that starts mid-group (a fragment of a Basic header) is caught too.
+    for (let shift = 0; shift < 4; shift++) {
+      if (holdsInClear(Buffer.from(text.slice(shift), 'base64').toString('latin1'))) return true;
+    }
+  }
+  return false;
+}
+
+/** The path of a URL for a log line: no query string, at most 256 characters, any segment that could carry a key redacted. */
+export function loggablePath(url: string): string {
+  const end = url.search(/[?#]/);
+  const path = end === -1 ? url : url.slice(0, end);
+  let clean = path;
+  if (mayHoldKey(path)) {
+    // Everything from the first suspect segment on: base64 holds '/', so a key can spread over several segments.
+    const segments = path.split('/');
+    const first = segments.findIndex((segment) => mayHoldKey(segment));
+    clean = [...segments.slice(0, Math.max(first, 0)), '[redacted]'].join('/');
+  }
+  return clean.length > LONGEST_LOGGED_PATH ? `${clean.slice(0, LONGEST_LOGGED_PATH)}...` : clean;
+}
+
+/** A username as sent in Basic credentials, unless it is not one: a key pasted into the user part must not be logged. */
+export function loggableUsername(username: string): string {
+  return /^[A-Za-z0-9._-]{1,64}$/.test(username) && !mayHoldKey(username) ? username : '[redacted]';
+}

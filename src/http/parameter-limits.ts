@@ -1,0 +1,39 @@
+// Caps how many parameters a parsed body may carry and how long each value may be, forms and JSON alike.
+import type { ParameterSettings } from '../config.ts';
+import { HttpError } from './http-error.ts';
+
+/** More than `max` code points? Counted lazily: a string no longer than `max` UTF-16 units never is. */
+function longerThan(value: string, max: number): boolean {
+  if (value.length <= max) return false;
+  let codePoints = 0;
+  for (const _ of value) if (++codePoints > max) return true;
+  return false;
+}
+
+/**
+ * Throws 400 `too_many_parameters` or `parameter_too_long` (with `field`) for a body object past the limits.
+ * A repeated form parameter counts once per value; values that are not strings are left to validation.
+ */
+export function checkParameterLimits(body: unknown, limits: ParameterSettings): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
+  const entries = Object.entries(body);
+  const count = entries.reduce((sum, [, value]) => sum + (Array.isArray(value) ? value.length : 1), 0);
+  if (count > limits.maxParameters) {
+    throw new HttpError(
+      400,
+      'too_many_parameters',
+      `The body has ${count} parameters; this server accepts at most ${limits.maxParameters}.`,
+    );
+  }
+  for (const [name, value] of entries) {
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    if (values.some((one) => typeof one === 'string' && longerThan(one, limits.maxParameterLength))) {
+      throw new HttpError(
+        400,
+        'parameter_too_long',
+        `The parameter '${name}' is longer than ${limits.maxParameterLength} characters.`,
+        { field: name },
+      );
+    }
+  }
+}

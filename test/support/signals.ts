@@ -1,0 +1,47 @@
+// Test support: reading a running server's JSON log lines and Prometheus metrics.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ServerProcess } from './server-process.ts';
+
+export interface LogLine {
+  readonly level: number;
+  readonly msg: string;
+  readonly reqId?: string;
+  readonly [field: string]: unknown;
+}
+
+/** Every line the server wrote that parses as a JSON log record. */
+export function logLines(server: ServerProcess): LogLine[] {
+  return server.output.flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    try {
+      return [JSON.parse(line) as LogLine];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The log lines of one request, waiting (up to 5 s) until its `request completed` line has been written. */
+export async function linesOfRequest(server: ServerProcess, reqId: string): Promise<LogLine[]> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const lines = logLines(server).filter((line) => line.reqId === reqId);
+    if (lines.some((line) => line.msg === 'request completed') || Date.now() > deadline) return lines;
+    await sleep(20);
+  }
+}
+
+/** The value of one sample in Prometheus text, matching these labels exactly (in any order); 0 when absent. */
+export function sample(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number {
+  const wanted = Object.entries(labels)
+    .map(([key, value]) => `${key}="${value}"`)
+    .sort()
+    .join(',');
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (match === null || match[1] !== name) continue;
+    const found = (match[2] ?? '').split(/,(?=[a-zA-Z_]+=")/).filter((pair) => pair !== '').sort().join(',');
+    if (found === wanted) return Number(match[3]);
+  }
+  return 0;
+}

@@ -1,0 +1,74 @@
+// Protects the spotting of API keys in text that would be echoed or logged: in clear, percent-encoded, base64, cut short.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { issueKey } from '../../../src/domain/api-keys.ts';
+import { loggablePath, loggableUsername, mayHoldKey } from '../../../src/http/key-redaction.ts';
+
+const KEY = issueKey('live').token;
+const percentEncoded = (text: string) => [...text].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+
+describe('mayHoldKey', () => {
+  test('spots a key in clear, in any case, with or without its prefix', () => {
+    for (const text of [KEY, `x${KEY}y`, KEY.toUpperCase(), 'aapi_', KEY.slice('aapi_live_'.length), `id-${KEY.slice(10)}-z`]) {
+      assert.equal(mayHoldKey(text), true, `missed '${text}'`);
+    }
+  });
+
+  test('spots a key percent-encoded, once or twice', () => {
+    assert.equal(mayHoldKey(percentEncoded(KEY)), true, 'missed it encoded once');
+    assert.equal(mayHoldKey(percentEncoded(KEY).replaceAll('%', '%25')), true, 'missed it encoded twice');
+  });
+
+  test('spots a key inside base64, whatever the alignment', () => {
+    for (const prefix of ['', 'a', 'ab', 'abc']) {
+      const b64 = Buffer.from(`${prefix}alice:${KEY}`).toString('base64');
+      assert.equal(mayHoldKey(b64), true, `missed base64 of '${prefix}alice:KEY'`);
+      assert.equal(mayHoldKey(b64.slice(4)), true, `missed base64 starting mid-group (prefix '${prefix}')`);
+    }
+  });
+
+  test('leaves ordinary text alone', () => {
+    for (const text of ['/api/v0/user', 'alice', '0f8fad5b-d9cb-469f-a165-70867728950e', 'a'.repeat(60), 'Europe/Paris', 'x'.repeat(50)]) {
+      assert.equal(mayHoldKey(text), false, `flagged '${text}'`);
+    }
+  });
+
+  test('treats text too long to check as holding a key', () => {
+    assert.equal(mayHoldKey('a'.repeat(5000)), true);
+  });
+});
+
+describe('loggablePath', () => {
+  test('drops the query string and the fragment', () => {
+    assert.equal(loggablePath(`/api/v0/user?key=${KEY}&x=1`), '/api/v0/user');
+    assert.equal(loggablePath('/api/v0/hello#frag'), '/api/v0/hello');
+  });
+
+  test('redacts from the first segment that could hold a key', () => {
+    assert.equal(loggablePath(`/api/v0/${KEY}/more`), '/api/v0/[redacted]');
+    assert.equal(loggablePath(`/api/v0/${percentEncoded(KEY)}`), '/api/v0/[redacted]');
+  });
+
+  test('redacts a whole path that holds a key spread over segments', () => {
+    // base64 may contain '/' (here from the '???' before the key), so no single segment need show the key.
+    const spread = Buffer.from(`???:${KEY}`).toString('base64');
+    assert.ok(spread.includes('/'), `no '/' in ${spread}`);
+    const logged = loggablePath(`/${spread}`);
+    assert.ok(!logged.includes(spread), `the encoded credentials were logged: ${logged}`);
+  });
+
+  test('cuts a long path to 256 characters', () => {
+    const logged = loggablePath(`/${'a'.repeat(1000)}`);
+    assert.equal(logged, `/${'a'.repeat(255)}...`);
+  });
+});
+
+describe('loggableUsername', () => {
+  test('keeps a username and redacts what cannot be one or could be a key', () => {
+    assert.equal(loggableUsername('alice.b-c_d'), 'alice.b-c_d');
+    for (const name of [KEY, 'has space', 'x'.repeat(65), '', 'aapi_someone']) {
+      assert.equal(loggableUsername(name), '[redacted]', `'${name}' was kept`);
+    }
+  });
+});

@@ -1,0 +1,41 @@
+// Protects what an error log line may hold: name, message, stack, code and causes, never the request it came with.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { loggedError } from '../../../src/http/request-log.ts';
+
+const SECRET = 'Basic YWxpY2U6YWFwaV9saXZlX3NlY3JldA==';
+
+describe('loggedError', () => {
+  test('keeps the name, message, stack and code', () => {
+    const error = Object.assign(new TypeError('boom'), { code: 'E_BOOM' });
+    const logged = loggedError(error);
+    assert.equal(logged.type, 'TypeError');
+    assert.equal(logged.message, 'boom');
+    assert.equal(logged.code, 'E_BOOM');
+    assert.match(logged.stack, /boom/);
+  });
+
+  test("drops every other property, such as a parse error's raw request bytes or a request's headers", () => {
+    const error = Object.assign(new Error('Parse Error: Invalid header value char'), {
+      rawPacket: Buffer.from(`GET / HTTP/1.1\r\nAuthorization: ${SECRET}\r\n\r\n`),
+      headers: { authorization: SECRET },
+      body: { key: 'aapi_live_x' },
+    });
+    const text = JSON.stringify(loggedError(error));
+    assert.ok(!text.includes('YWxpY2U6'), `the credentials were kept: ${text}`);
+    assert.ok(!text.includes('aapi_live_x'), `the body was kept: ${text}`);
+  });
+
+  test('follows causes a few levels deep, and stops', () => {
+    let error: Error = new Error('level 0');
+    for (let level = 1; level <= 10; level++) error = new Error(`level ${level}`, { cause: error });
+    let depth = 0;
+    for (let logged = loggedError(error); logged.cause !== undefined; logged = logged.cause) depth++;
+    assert.equal(depth, 3);
+  });
+
+  test('describes a thrown value that is not an Error', () => {
+    assert.deepEqual(loggedError('just a string'), { type: 'string', message: 'just a string', stack: '' });
+  });
+});
