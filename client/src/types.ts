@@ -1,0 +1,71 @@
+// The shapes the API sends and takes: the envelope, its messages, and the payload of each endpoint.
+import type { ErrorCode } from './error-codes.ts';
+
+/** One entry of `messages`: switch on `code`; `message` is a sentence for people; `field` names the parameter at fault. */
+export interface Message {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly field?: string;
+}
+
+/** `meta` of every answer but the timezone list. */
+export type EmptyMeta = Record<string, never>;
+
+export interface SuccessEnvelope<Data, Meta = EmptyMeta> {
+  readonly status: 'success';
+  readonly messages: readonly [];
+  readonly meta: Meta;
+  readonly data: Data;
+}
+
+/** `fail`: the request must change (4xx); `error`: the server's side (5xx), retrying may help. */
+export interface FailureEnvelope {
+  readonly status: 'fail' | 'error';
+  readonly messages: readonly Message[];
+  readonly meta: EmptyMeta;
+  readonly data: null;
+}
+
+/** Every response of the API, success or failure, is one of these. */
+export type Envelope<Data, Meta = EmptyMeta> = SuccessEnvelope<Data, Meta> | FailureEnvelope;
+
+/** data of GET /hello and POST /hello. */
+export interface Hello {
+  name: string;
+}
+
+/** data of GET /user and POST /user. */
+export interface User {
+  user_id: number;
+  username: string;
+  name: string;
+  timezone: string;
+}
+
+/** data of GET /settings and POST /settings. */
+export interface Settings {
+  timezone: string;
+}
+
+/** meta of GET /settings/timezones. */
+export interface TimezonesMeta {
+  description: string;
+}
+
+/** What `listTimezones()` returns: the list (`data`) and its description (`meta.description`). */
+export interface TimezoneList {
+  /** IANA names such as `Europe/Paris`, in code-point order, `UTC` last. */
+  timezones: string[];
+  description: string;
+}
+
+/** Body of POST /user. */
+export interface UpdateUser {
+  name: string;
+}
+
+/** Body of POST /settings. */
+export interface UpdateSettings {
+  /** Exactly a name from `listTimezones()` (case-sensitive). */
+  timezone: string;
+}
