@@ -18,6 +18,8 @@ import { requestBodies } from './http/request-bodies.ts';
 import { helloRoutes } from './routes/v0/hello.ts';
 import { settingsRoutes } from './routes/v0/settings.ts';
 import { userRoutes } from './routes/v0/user.ts';
+import { openApiRoutes } from './routes/v0/openapi.ts';
+import { openApi } from './http/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { rateLimits } from './http/rate-limits.ts';
 import type { Redis } from 'ioredis';
@@ -102,8 +104,12 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
     onFailure: (reason) => metrics.authFailed(reason),
   });
 
+  // Before the routes: the document is built from each route's schema as it is added.
+  app.register(openApi, { environment: config.environment, sandboxUrl: config.sandboxUrl, version: config.version });
+
   app.register(
     async (v0) => {
+      v0.register(openApiRoutes);
       v0.register(helloRoutes);
       v0.register(settingsRoutes, { store, timezones });
       v0.register(userRoutes, { store, apiPrefix: config.apiPrefix });
@@ -120,10 +126,14 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
   });
 
   // Unreachable by design; present so a future route that forgets `access` fails loudly in tests, not silently open.
+  // Likewise every API route documents its answers: the OpenAPI document is generated from these schemas and cannot drift.
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith(config.apiPrefix) && route.config?.access === undefined) {
+    if (!route.url.startsWith(config.apiPrefix)) return;
+    if (route.config?.access === undefined) {
       throw new Error(`Route ${route.method} ${route.url} declares no access rule (config.access).`);
     }
+    const documented = route.schema?.hide === true || (route.schema?.summary !== undefined && route.schema.response !== undefined);
+    if (!documented) throw new Error(`Route ${route.method} ${route.url} has no summary and response schema for the OpenAPI document.`);
   });
 
   return app;

@@ -1,6 +1,9 @@
 // Environment variables and command-line flags, parsed once into one typed, validated configuration.
 import { isAbsolute, resolve } from 'node:path';
 import type { KeyEnvironment } from './domain/api-keys.ts';
+import packageJson from '../package.json' with { type: 'json' };
+
+const packageVersion: string = packageJson.version;
 
 export type DatabaseTarget = { readonly engine: 'sqlite'; readonly path: string } | { readonly engine: 'postgres'; readonly url: string };
 
@@ -26,6 +29,10 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly keyTouchIntervalMs: number;
   readonly apiPrefix: string;
+  /** Where the sandbox answers, for the live server's OpenAPI document; null lists none. */
+  readonly sandboxUrl: string | null;
+  /** This build's version, from package.json. */
+  readonly version: string;
   readonly metrics: MetricsSettings;
   /** Origins allowed to call the API from a browser; empty: CORS is off (no Access-Control-* header at all). */
   readonly corsOrigins: readonly string[];
@@ -225,6 +232,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     keyTouchIntervalMs: integer('KEY_TOUCH_INTERVAL_MS', env.KEY_TOUCH_INTERVAL_MS, 60_000, 0, 86_400_000),
     apiPrefix: '/api/v0',
+    sandboxUrl: env.SANDBOX_URL === '' ? null : (env.SANDBOX_URL ?? 'http://localhost:8081'),
+    version: packageVersion,
     metrics: {
       port: env.METRICS_PORT ? integer('METRICS_PORT', env.METRICS_PORT, 0, 0, 65535) : null,
       host: env.METRICS_HOST || '127.0.0.1',
@@ -232,5 +241,55 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     },
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     hstsMaxAgeSeconds: env.HSTS_MAX_AGE ? integer('HSTS_MAX_AGE', env.HSTS_MAX_AGE, 0, 0, 63_072_000) : null,
+  };
+}
+
+/** `account-api call`: which server to call, as whom, and how patiently. */
+export interface CallConfig {
+  /** Without /api/v0; undefined leaves it to the client (http://localhost:8080, or :8081 in sandbox mode). */
+  readonly baseUrl: string | undefined;
+  /** The client's sandbox mode: the sandbox's default URL, and only aapi_sandbox_ keys. */
+  readonly sandbox: boolean;
+  /** null: no credentials, so only /hello answers. */
+  readonly credentials: { readonly username: string; readonly apiKey: string } | null;
+  readonly timeoutMs: number;
+  /** Retries on 429 and 503 (and GETs without an answer). 0 by default: a person at a terminal sees a refusal at once. */
+  readonly retries: number;
+}
+
+/** `call`'s flags as given; each wins over its environment variable. */
+export interface CallFlags {
+  readonly baseUrl?: string | undefined;
+  readonly username?: string | undefined;
+  readonly apiKey?: string | undefined;
+  readonly sandbox?: boolean | undefined;
+  readonly timeoutMs?: string | undefined;
+  readonly retries?: string | undefined;
+}
+
+export function loadCallConfig(env: NodeJS.ProcessEnv, flags: CallFlags = {}): CallConfig {
+  const sandbox = flags.sandbox === true || env.ACCOUNT_API_SANDBOX === '1';
+  // Two variables, as DATABASE_URL and SANDBOX_DATABASE_URL: --sandbox switches servers without editing the environment.
+  const urlVariable = sandbox ? 'ACCOUNT_API_SANDBOX_URL' : 'ACCOUNT_API_URL';
+  const baseUrl = flags.baseUrl ?? (env[urlVariable] || undefined);
+  if (baseUrl !== undefined && !/^https?:$/.test(URL.parse(baseUrl)?.protocol ?? '')) {
+    throw new ConfigError(`The base URL (--base-url or ${urlVariable}) must be an http:// or https:// URL such as http://localhost:8080; got '${baseUrl}'.`);
+  }
+  const username = flags.username ?? (env.ACCOUNT_API_USERNAME || undefined);
+  const apiKey = flags.apiKey ?? (env.ACCOUNT_API_KEY || undefined);
+  if ((username === undefined) !== (apiKey === undefined)) {
+    throw new ConfigError(
+      username === undefined
+        ? 'An API key was given without a username: add --username (or ACCOUNT_API_USERNAME).'
+        : 'A username was given without an API key: add --api-key (or ACCOUNT_API_KEY).',
+    );
+  }
+  if (username?.includes(':')) throw new ConfigError(`A username cannot contain ':' (HTTP Basic could not send it); got '${username}'.`);
+  return {
+    baseUrl,
+    sandbox,
+    credentials: username === undefined || apiKey === undefined ? null : { username, apiKey },
+    timeoutMs: integer('--timeout-ms', flags.timeoutMs, 10_000, 1, 600_000),
+    retries: integer('--retries', flags.retries, 0, 0, 10),
   };
 }

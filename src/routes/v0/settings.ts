@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { checkTimezone } from '../../domain/timezone-choice.ts';
 import type { TimezoneCatalog } from '../../domain/timezones.ts';
 import { success } from '../../http/envelope.ts';
-import { bodyOf, settingsSchema, successOf } from '../../http/schemas.ts';
+import { BODY_MEDIA_TYPES, bodyOf, failuresFor, PREMIUM_SECURITY, settingsSchema, successOf } from '../../http/schemas.ts';
 import { matchesEtag } from '../../http/etag.ts';
 import type { Store } from '../../store/store.ts';
 
@@ -24,12 +24,33 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
 
   app.get('/settings', {
     config: { access: 'premium' },
-    schema: { response: { 200: successOf(settingsSchema) } },
+    schema: {
+      summary: "Read the caller's settings",
+      tags: ['Settings'],
+      security: PREMIUM_SECURITY,
+      response: { 200: successOf(settingsSchema), ...failuresFor({ premium: true, body: false }) },
+    },
     handler: async (request) => success({ timezone: request.caller!.timezone }),
   });
 
   app.get('/settings/timezones', {
     config: { access: 'premium' },
+    schema: {
+      summary: 'List the valid timezones',
+      description:
+        'IANA zone names (areas Africa, America, Antarctica, Arctic, Asia, Atlantic, Australia, Europe, Indian, Pacific) plus UTC, in code-point order with UTC last. ' +
+        'Send the ETag back in If-None-Match to get a bodiless 304 while the list is unchanged.',
+      tags: ['Settings'],
+      security: PREMIUM_SECURITY,
+      response: {
+        200: successOf(
+          { type: 'array', items: { type: 'string' }, description: 'Timezone names' },
+          { type: 'object', required: ['description'], additionalProperties: false, properties: { description: { type: 'string' } } },
+        ),
+        304: { description: 'Not modified: the list named by If-None-Match is current', type: 'null' },
+        ...failuresFor({ premium: true, body: false }),
+      },
+    },
     handler: async (request, reply) => {
       // no-cache: clients may keep the list but must revalidate, which costs them a 304.
       reply.header('ETag', timezonesEtag).header('Cache-Control', 'private, no-cache');
@@ -41,8 +62,13 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
   app.post<{ Body: { timezone: string } }>('/settings', {
     config: { access: 'premium' },
     schema: {
-      body: bodyOf({ timezone: { description: 'A timezone from GET /settings/timezones (case-sensitive)' } }),
-      response: { 200: successOf(settingsSchema) },
+      summary: "Change the caller's timezone",
+      description: 'The timezone must be exactly a name from GET /settings/timezones (case-sensitive); a wrong one answers 400 invalid_timezone with suggestions.',
+      tags: ['Settings'],
+      security: PREMIUM_SECURITY,
+      consumes: BODY_MEDIA_TYPES,
+      body: bodyOf({ timezone: { description: 'A timezone from GET /settings/timezones (case-sensitive)', example: 'Europe/Kyiv' } }),
+      response: { 200: successOf(settingsSchema), ...failuresFor({ premium: true, body: true }) },
     },
     handler: async (request) => {
       const timezone = checkTimezone(timezones, request.body.timezone);

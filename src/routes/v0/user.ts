@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkDisplayName } from '../../domain/names.ts';
 import { success } from '../../http/envelope.ts';
-import { bodyOf, successOf, userSchema } from '../../http/schemas.ts';
+import { BODY_MEDIA_TYPES, bodyOf, failuresFor, PREMIUM_SECURITY, successOf, userSchema } from '../../http/schemas.ts';
 import type { Account, Store } from '../../store/store.ts';
 
 export interface UserRoutesOptions {
@@ -28,11 +28,22 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
 
   for (const path of ['/user', '/account']) {
     const onSend = path === '/account' ? [markDeprecated] : [];
+    const alias = path === '/account';
+    const documented = (summary: string, description: string) => ({
+      summary: alias ? `${summary} (deprecated alias of ${options.apiPrefix}/user)` : summary,
+      description: alias ? `${description} Deprecated: use /user; answers carry Deprecation: true and a Link to /user.` : description,
+      tags: ['User'],
+      security: PREMIUM_SECURITY,
+      deprecated: alias,
+    });
 
     app.get(path, {
       config: { access: 'premium' },
       onSend,
-      schema: { response: { 200: successOf(userSchema) } },
+      schema: {
+        ...documented("Read the caller's account", 'Answers with user_id, username, display name and timezone.'),
+        response: { 200: successOf(userSchema), ...failuresFor({ premium: true, body: false }) },
+      },
       handler: async (request) => success(userView(request.caller!)),
     });
 
@@ -40,8 +51,10 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
       config: { access: 'premium' },
       onSend,
       schema: {
-        body: bodyOf({ name: { description: 'The display name: 1 to 100 characters, no control characters, kept exactly as sent' } }),
-        response: { 200: successOf(userSchema) },
+        ...documented("Change the account's display name", 'The name is stored and answered exactly as sent; other fields are unchanged.'),
+        consumes: BODY_MEDIA_TYPES,
+        body: bodyOf({ name: { description: 'The display name: 1 to 100 characters, no control characters, kept exactly as sent', example: 'Alice Liddell' } }),
+        response: { 200: successOf(userSchema), ...failuresFor({ premium: true, body: true }) },
       },
       handler: async (request) => {
         const name = checkDisplayName(request.body.name);

@@ -1,0 +1,46 @@
+// Every failure `code` the API answers with, by HTTP status: the table docs/api.md shows and the OpenAPI document enumerates.
+
+export const FAILURE_CODES = {
+  400: [
+    'missing_parameter',
+    'unknown_parameter',
+    'duplicate_parameter',
+    'invalid_parameter',
+    'too_many_parameters',
+    'parameter_too_long',
+    'malformed_body',
+    'malformed_url',
+    'invalid_name',
+    'invalid_timezone',
+    'malformed_request',
+    'bad_request',
+  ],
+  401: ['credentials_required', 'malformed_credentials', 'malformed_key', 'invalid_credentials', 'key_revoked', 'wrong_environment', 'metrics_token_required'],
+  403: ['premium_required'],
+  404: ['not_found', 'account_not_found'],
+  405: ['method_not_allowed'],
+  408: ['request_timeout'],
+  413: ['body_too_large'],
+  415: ['unsupported_media_type'],
+  429: ['rate_limited', 'too_many_failed_attempts'],
+  431: ['headers_too_large'],
+  500: ['internal_error'],
+  503: ['store_unavailable', 'store_busy', 'rate_limiter_unavailable', 'not_ready', 'overloaded', 'shutting_down'],
+} as const satisfies Record<number, readonly string[]>;
+
+export type FailureStatus = keyof typeof FAILURE_CODES;
+
+export const FAILURE_DESCRIPTIONS: Readonly<Record<FailureStatus, string>> = {
+  400: 'A parameter is missing, unknown, repeated, too long or invalid, or the body or URL is malformed.',
+  401: 'Credentials are missing, malformed, wrong or revoked, or belong to the other environment.',
+  403: 'The account does not have Premium.',
+  404: 'Nothing is at this path (also: an unknown API version).',
+  405: 'The path exists but not with this method; see the Allow header.',
+  408: 'The request did not arrive in time.',
+  413: 'The body is larger than the server accepts.',
+  415: 'The body is neither a form nor JSON.',
+  429: 'A rate limit is spent; retry after Retry-After seconds.',
+  431: 'The request headers are too large.',
+  500: 'The server failed; nothing internal is shown.',
+  503: 'An engine is unavailable, the server is overloaded or shutting down; retry after Retry-After seconds.',
+};
