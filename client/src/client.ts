@@ -4,6 +4,9 @@ import { basicAuthorization, environmentOfKey } from './credentials.ts';
 import { exchange, failureOf, type Answer, type Call, type TransportOptions } from './transport.ts';
 import type {
   EmptyMeta,
+  Endpoint,
+  EndpointBody,
+  Endpoints,
   Hello,
   Settings,
   SuccessEnvelope,
@@ -144,6 +147,19 @@ export class AccountApiClient {
     const etag = answer.headers.get('etag');
     this.#timezones = etag === null ? undefined : { etag, list: copy(list) };
     return list;
+  }
+
+  /**
+   * The whole success envelope `{status, messages, meta, data}` of one call, as the server sent it, for tools that show or
+   * pass it on (the account-api CLI's `--json`): `envelope('GET /user')`, `envelope('POST /settings', { timezone })`. Same
+   * retries, timeout and AccountApiError as the typed methods; it keeps no ETag cache, so the timezone list always has a body.
+   */
+  async envelope<E extends Endpoint>(endpoint: E, ...body: EndpointBody<E>): Promise<SuccessEnvelope<Endpoints[E]['data'], Endpoints[E]['meta']>> {
+    const space = endpoint.indexOf(' ');
+    const method = endpoint.slice(0, space) as Call['method'];
+    const path = endpoint.slice(space + 1);
+    const form = body[0] as Readonly<Record<string, string>> | undefined;
+    return this.#success<Endpoints[E]['data'], Endpoints[E]['meta']>(form === undefined ? { method, path } : { method, path, form: { ...form } });
   }
 
   async #success<Data, Meta = EmptyMeta>(call: Call): Promise<SuccessEnvelope<Data, Meta>> {

@@ -4,6 +4,9 @@ export { AccountApiError, type AccountApiErrorInit } from './account-api-error.t
 export type { ClientErrorCode, ErrorCode, ServerErrorCode } from './error-codes.ts';
 export type {
   EmptyMeta,
+  Endpoint,
+  EndpointBody,
+  Endpoints,
   Envelope,
   FailureEnvelope,
   Hello,

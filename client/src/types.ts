@@ -69,3 +69,23 @@ export interface UpdateSettings {
   /** Exactly a name from `listTimezones()` (case-sensitive). */
   timezone: string;
 }
+
+/**
+ * Every call of /api/v0 by method and path: the body it takes (`undefined`: none) and the `data` and `meta` of its success
+ * envelope. `AccountApiClient.envelope()` is typed by it.
+ */
+export interface Endpoints {
+  'GET /hello': { readonly body: undefined; readonly data: Hello; readonly meta: EmptyMeta };
+  'POST /hello': { readonly body: Hello; readonly data: Hello; readonly meta: EmptyMeta };
+  'GET /user': { readonly body: undefined; readonly data: User; readonly meta: EmptyMeta };
+  'POST /user': { readonly body: UpdateUser; readonly data: User; readonly meta: EmptyMeta };
+  'GET /settings': { readonly body: undefined; readonly data: Settings; readonly meta: EmptyMeta };
+  'POST /settings': { readonly body: UpdateSettings; readonly data: Settings; readonly meta: EmptyMeta };
+  'GET /settings/timezones': { readonly body: undefined; readonly data: string[]; readonly meta: TimezonesMeta };
+}
+
+/** `'GET /user'`, `'POST /settings'`, ...: a key of `Endpoints`. */
+export type Endpoint = keyof Endpoints;
+
+/** The rest arguments after the endpoint: none for a call without a body, else exactly its body. */
+export type EndpointBody<E extends Endpoint> = Endpoints[E]['body'] extends undefined ? [] : [body: Endpoints[E]['body']];

@@ -18,6 +18,13 @@ export interface CliFlags {
   readonly label?: string;
   readonly port?: string;
   readonly host?: string;
+  // `call` only: where the server is, who calls, how patiently, and what to keep of the timezone list.
+  readonly 'base-url'?: string;
+  readonly username?: string;
+  readonly 'api-key'?: string;
+  readonly 'timeout-ms'?: string;
+  readonly retries?: string;
+  readonly search?: string;
 }
 
 export interface CliContext extends CliIo {

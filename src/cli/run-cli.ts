@@ -1,8 +1,9 @@
-// The account-api command line: parses words and flags, opens the store, runs one command, returns an exit status.
+// The account-api command line: parses words and flags, opens the store (not for `call`), runs one command, returns an exit status.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { openStore } from '../store/open-store.ts';
+import { callCommand, CALL_FLAGS, CALL_OPTIONS, CALL_USAGE } from './call.ts';
 import { UsageError, type CliContext, type CliFlags, type CliIo } from './cli-context.ts';
 import { keysCommand, KEYS_USAGE } from './keys.ts';
 import { serveCommand } from './serve.ts';
@@ -13,9 +14,15 @@ account-api serve [--sandbox] [--port PORT] [--host HOST] [--database-url URL]
 account-api migrate
 ${USERS_USAGE}
 ${KEYS_USAGE}
+${CALL_USAGE}
 
-Every command takes --json (machine output), --sandbox (the sandbox database and sandbox keys)
-and --database-url URL (default: DATABASE_URL, else sqlite:./data/account-api.db).`;
+Every command takes --json (machine output) and --sandbox (the sandbox database and sandbox keys; for call, the sandbox server).
+Every command but call takes --database-url URL (default: DATABASE_URL, else sqlite:./data/account-api.db).
+
+${CALL_OPTIONS}`;
+
+/** Flags of the commands that work on the database, which `call` never opens. */
+const STORE_FLAGS = ['database-url', 'premium', 'label', 'port', 'host'] as const;
 
 function parse(argv: readonly string[]): { words: string[]; flags: CliFlags; help: boolean } {
   const { values, positionals } = parseArgs({
@@ -32,6 +39,12 @@ function parse(argv: readonly string[]): { words: string[]; flags: CliFlags; hel
       label: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
+      'base-url': { type: 'string' },
+      username: { type: 'string' },
+      'api-key': { type: 'string' },
+      'timeout-ms': { type: 'string' },
+      retries: { type: 'string' },
+      search: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -55,6 +68,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   const json = parsed.flags.json;
   try {
+    // One option table serves every command, so each refuses the flags it would silently ignore.
+    for (const flag of command === 'call' ? STORE_FLAGS : CALL_FLAGS) {
+      const value = parsed.flags[flag];
+      if (value !== undefined && value !== false) throw new UsageError(`--${flag} does not apply to '${command}'`);
+    }
+    // Before loadConfig: call needs neither the server's configuration nor its database.
+    if (command === 'call') return await callCommand({ ...io, flags: parsed.flags, args: rest });
     const config = loadConfig(io.env, {
       sandbox: parsed.flags.sandbox,
       databaseUrl: parsed.flags['database-url'],

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { AccountApiClient, type User } from '../../client/src/index.ts';
 import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { call } from '../support/http.ts';
 import { expectApiError, recordingFetch } from './recording.ts';
 
 let workspace: Workspace;
@@ -140,4 +141,45 @@ describe('failures are AccountApiError', () => {
     await expectApiError(() => new AccountApiClient({ baseUrl: server.url }).getSettings(), { status: 401, code: 'credentials_required' });
   });
 
+});
+
+describe('envelope() returns the whole success envelope as the server sent it', () => {
+  test('for every endpoint, equal to what a direct HTTP call receives', async () => {
+    const erin = await createAccount(workspace, 'erin', { name: 'Erin' });
+    const client = clientFor(erin);
+    const direct = async (method: string, path: string, form?: Record<string, string>) => {
+      const answer = await call(method, `${server.api}${path}`, { auth: { username: erin.username, key: erin.key }, ...(form === undefined ? {} : { form }) });
+      assert.equal(answer.status, 200, `${method} ${path}: ${answer.text}`);
+      return answer.body;
+    };
+    assert.deepEqual(await new AccountApiClient({ baseUrl: server.url }).envelope('GET /hello'), {
+      status: 'success',
+      messages: [],
+      meta: {},
+      data: { name: 'World' },
+    });
+    assert.deepEqual(await client.envelope('GET /hello'), await direct('GET', '/hello'));
+    assert.deepEqual(await client.envelope('POST /hello', { name: 'Ada & co' }), await direct('POST', '/hello', { name: 'Ada & co' }));
+    assert.deepEqual(await client.envelope('GET /user'), await direct('GET', '/user'));
+    // Each POST is sent twice with the same body, so both answers describe the same state.
+    assert.deepEqual(await client.envelope('POST /user', { name: 'Erin B' }), await direct('POST', '/user', { name: 'Erin B' }));
+    assert.deepEqual(await client.envelope('GET /settings'), await direct('GET', '/settings'));
+    assert.deepEqual(await client.envelope('POST /settings', { timezone: 'Europe/Kyiv' }), await direct('POST', '/settings', { timezone: 'Europe/Kyiv' }));
+    assert.deepEqual(await client.envelope('GET /settings/timezones'), await direct('GET', '/settings/timezones'));
+  });
+
+  test('failures throw the same AccountApiError as the typed methods', async () => {
+    await expectApiError(() => clientFor(alice).envelope('POST /settings', { timezone: 'europe/kyiv' }), { status: 400, code: 'invalid_timezone', field: 'timezone' });
+    await expectApiError(() => clientFor(basic).envelope('GET /user'), { status: 403, code: 'premium_required' });
+  });
+
+  test('it keeps no ETag cache: the timezone list comes with its body every time', async () => {
+    const { fetch, exchanges } = recordingFetch();
+    const client = clientFor(alice, { fetch });
+    await client.listTimezones();
+    const envelope = await client.envelope('GET /settings/timezones');
+    assert.ok(envelope.data.length > 300);
+    assert.equal(exchanges[1]?.requestHeaders.get('if-none-match'), null, 'envelope() sends no If-None-Match');
+    assert.equal(exchanges[1]?.status, 200);
+  });
 });

@@ -28,6 +28,14 @@ async function wrongCalls(client: AccountApiClient): Promise<void> {
   await client.hello('x');
   // @ts-expect-error there is no endpoint for deleting
   await client.deleteUser();
+  // @ts-expect-error envelope('POST /settings') needs its body
+  await client.envelope('POST /settings');
+  // @ts-expect-error GET /user takes no body
+  await client.envelope('GET /user', { name: 'x' });
+  // @ts-expect-error the body of POST /settings is { timezone }
+  await client.envelope('POST /settings', { name: 'x' });
+  // @ts-expect-error there is no DELETE /user
+  await client.envelope('DELETE /user');
 }
 
 function wrongOptions(): void {
@@ -53,7 +61,13 @@ async function typedResults(client: AccountApiClient): Promise<void> {
   const first: string | undefined = list.timezones[0];
   // @ts-expect-error listTimezones returns { timezones, description }, not the bare array
   list.map((zone: string) => zone);
-  void [id, idText, settings, first];
+  const envelope = await client.envelope('GET /settings/timezones');
+  const description: string = envelope.meta.description;
+  const zones: string[] = envelope.data;
+  const updated: Settings = (await client.envelope('POST /settings', { timezone: 'UTC' })).data;
+  // @ts-expect-error the data of GET /user is a User, not a TimezoneList
+  const notAList: TimezoneList = (await client.envelope('GET /user')).data;
+  void [id, idText, settings, first, description, zones, updated, notAList];
 }
 
 function errorCodes(error: AccountApiError): void {
