@@ -83,7 +83,9 @@ test(`${TOTAL} generated requests all get documented answers (seed ${SEED})`, as
         sent++;
         if (process.env.FUZZ_TRACE) console.log(JSON.stringify([fuzz.method, fuzz.path, fuzz.headers, fuzz.body?.toString("base64"), answer.status]));
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-        const problem = problemWith(answer, codes);
+        // The OpenAPI document is the one answer that is not an envelope: it is a standard document of its own.
+        const isDocument = answer.status === 200 && /^\/api\/v0\/openapi\.json\/?(\?|#|$)/.test(fuzz.path) && fuzz.method !== 'HEAD';
+        const problem = isDocument ? (answer.body.includes('"openapi":"3.1.0"') ? undefined : 'an OpenAPI document without its version') : problemWith(answer, codes);
         assert.equal(problem, undefined, `${problem} for ${fuzz.method} ${fuzz.path} ${JSON.stringify(fuzz.headers)} body ${fuzz.body?.subarray(0, 200).toString('latin1')}\n-> ${answer.status} ${answer.body.slice(0, 300)}\n(replay with FUZZ_SEED=${SEED})`);
       }
     };
