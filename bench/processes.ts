@@ -1,0 +1,146 @@
+// Starting and stopping the servers under test as child processes, and what the bench reads from them: memory, start time.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const REPO_ROOT = resolve(import.meta.dirname, '..');
+export const SERVICE_MAIN = join(REPO_ROOT, 'src/main.ts');
+
+export interface ServerProcess {
+  readonly name: string;
+  readonly url: string;
+  readonly pid: number;
+  /** The last lines it wrote, for error messages. */
+  readonly output: string[];
+  /** How it ended, while it has not been stopped by the bench: null while it runs. */
+  exit(): string | null;
+  stop(): Promise<void>;
+}
+
+const KEEP_LINES = 40;
+const READY_TIMEOUT_MS = 60_000;
+
+function collect(child: ChildProcess, output: string[], onLine?: (line: string) => void): void {
+  for (const stream of [child.stdout!, child.stderr!]) {
+    createInterface({ input: stream }).on('line', (line) => {
+      output.push(line);
+      if (output.length > KEEP_LINES) output.shift();
+      onLine?.(line);
+    });
+  }
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within 10 s. */
+function stopper(child: ChildProcess): () => Promise<void> {
+  const exited = new Promise<void>((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) done();
+    else child.once('exit', () => done());
+  });
+  return async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+}
+
+/** Runs `node SCRIPT ARGS` (with this same Node) and resolves once it says `... listening at URL`. */
+export function startServer(name: string, script: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  const stop = stopper(child);
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => {
+      void stop();
+      fail(new Error(`${name} did not say it was listening within ${READY_TIMEOUT_MS / 1000} s:\n${output.join('\n')}`));
+    }, READY_TIMEOUT_MS);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      fail(new Error(`${name} exited (${code ?? signal}) before it was ready:\n${output.join('\n')}`));
+    });
+    child.once('error', fail);
+    collect(child, output, (line) => {
+      const url = /listening at (http:\/\/\S+)/.exec(line)?.[1];
+      if (url === undefined) return;
+      clearTimeout(timer);
+      const exit = () => (child.exitCode === null && child.signalCode === null ? null : `exited with ${child.exitCode ?? child.signalCode}`);
+      done({ name, url, pid: child.pid!, output, exit, stop });
+    });
+  });
+}
+
+/** Runs `node SCRIPT ARGS` to the end; rejects with its output when it exits non-zero. */
+export function runToEnd(script: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((done, fail) => {
+    child.once('error', fail);
+    child.once('close', (code) => {
+      if (code === 0) done(stdout);
+      else fail(new Error(`node ${script} ${args.join(' ')} exited ${code}:\n${stderr}${stdout}`));
+    });
+  });
+}
+
+/** Resident memory of a running process in MB (10^6 bytes): now (VmRSS) and its peak so far (VmHWM). */
+export function residentMemory(pid: number): { currentMB: number; peakMB: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    // /proc says kB and means KiB.
+    const mb = (field: string) => (Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024) / 1e6;
+    return { currentMB: mb('VmRSS'), peakMB: mb('VmHWM') };
+  } catch {
+    return null;
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => done(port));
+    });
+  });
+}
+
+function statusOf(url: string): Promise<number | null> {
+  return new Promise((done) => {
+    const req = request(url, { agent: false }, (res) => {
+      res.resume();
+      res.once('end', () => done(res.statusCode ?? null));
+    });
+    req.once('error', () => done(null));
+    req.end();
+  });
+}
+
+/**
+ * Milliseconds from spawning the service to its first 200 on GET /api/v0/hello (polled every 2 ms), then stops it.
+ * `args` must make it listen on `port`.
+ */
+export async function timeToFirstAnswer(args: readonly string[], port: number, env: NodeJS.ProcessEnv): Promise<number> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [SERVICE_MAIN, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  collect(child, output);
+  const stop = stopper(child);
+  try {
+    while (true) {
+      if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}) while starting:\n${output.join('\n')}`);
+      if ((await statusOf(`http://127.0.0.1:${port}/api/v0/hello`)) === 200) return performance.now() - started;
+      if (performance.now() - started > READY_TIMEOUT_MS) throw new Error(`no answer within ${READY_TIMEOUT_MS / 1000} s:\n${output.join('\n')}`);
+      await new Promise((done) => setTimeout(done, 2));
+    }
+  } finally {
+    await stop();
+  }
+}

@@ -1,0 +1,70 @@
+// The bench's databases: the account the load uses, made with the real CLI, then bulk accounts written straight into SQLite.
+import { copyFileSync, existsSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
+import type { BenchAccount, BenchAccounts } from './calls.ts';
+import { runToEnd, SERVICE_MAIN } from './processes.ts';
+
+async function createAccount(path: string, env: NodeJS.ProcessEnv, username: string, name: string): Promise<BenchAccount> {
+  await runToEnd(SERVICE_MAIN, ['users', 'create', username, '--name', name, '--premium'], env);
+  const key = (await runToEnd(SERVICE_MAIN, ['keys', 'create', username], env)).trim();
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    const row = db.prepare('SELECT id, timezone FROM accounts WHERE username = ?').get(username);
+    if (row === undefined) throw new Error(`the CLI did not create the account ${username}`);
+    return { userId: Number(row.id), username, name, timezone: String(row.timezone), key };
+  } finally {
+    db.close();
+  }
+}
+
+/** Migrates a new database at `path` with the service's own command and creates the Premium bench accounts and their keys. */
+export async function createBenchDatabase(path: string, env: NodeJS.ProcessEnv): Promise<BenchAccounts> {
+  const withDatabase = { ...env, DATABASE_URL: `sqlite:${path}` };
+  await runToEnd(SERVICE_MAIN, ['migrate'], withDatabase);
+  return {
+    main: await createAccount(path, withDatabase, 'bench', 'Bench User'),
+    timezones: await createAccount(path, withDatabase, 'bench-timezones', 'Bench Timezones'),
+    names: await createAccount(path, withDatabase, 'bench-names', 'Bench Names'),
+  };
+}
+
+/**
+ * Adds accounts, each with one key, until the database holds `total`, in one transaction. Only the bench account has a key
+ * anyone knows: these have random hashes, since what the scaling table measures is the size of the tables.
+ */
+export function growAccounts(path: string, total: number): void {
+  const db = new DatabaseSync(path, { enableForeignKeyConstraints: true });
+  try {
+    const counts = db.prepare('SELECT count(*) AS n, coalesce(max(id), 0) AS last FROM accounts').get()!;
+    const before = Number(counts.n);
+    const lastId = Number(counts.last);
+    if (total <= before) return;
+    const now = new Date().toISOString();
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      db.prepare(
+        `WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+         INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
+         SELECT 'bulk' || i, 'Bulk account ' || i, 'UTC', i % 2, ?, ? FROM n`,
+      ).run(lastId + 1, lastId + total - before, now, now);
+      // A random head spreads the key ids over the index as real ones are; the id tail keeps them unique.
+      db.prepare(
+        `INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at)
+         SELECT kid, id, randomblob(32), 'aapi_live_' || kid, NULL, ? FROM
+           (SELECT id, substr(hex(randomblob(2)), 1, 4) || printf('%08d', id) AS kid FROM accounts WHERE id > ?)`,
+      ).run(now, lastId);
+      db.exec('COMMIT');
+    } catch (error) {
+      db.exec('ROLLBACK');
+      throw error;
+    }
+  } finally {
+    db.close();
+  }
+}
+
+/** Copies a closed database (and its WAL, should one be left) so each server under test starts from the same rows. */
+export function copyDatabase(from: string, to: string): void {
+  copyFileSync(from, to);
+  if (existsSync(`${from}-wal`)) copyFileSync(`${from}-wal`, `${to}-wal`);
+}
