@@ -19,6 +19,10 @@ user and an API key as the password. Settings and user endpoints need an account
 answer 403 premium_required. POST bodies are form-encoded (curl -d) or JSON objects of strings. Failures carry a stable code per
 message; the codes each status can carry are enumerated in its schema.`;
 
+// Swagger UI draws its logo as an SVG with an inline <style> (swagger-api/swagger-ui#10655); allow exactly that one by its hash.
+// If an upgrade changes it, test/e2e/docs-page.test.ts fails with the new hash in Chromium's message.
+const SWAGGER_LOGO_STYLE = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w=';
+
 export const openApi = fp(
   async function openApi(app: FastifyInstance, options: OpenApiOptions) {
     const servers = [
@@ -55,7 +59,8 @@ export const openApi = fp(
       uiConfig: { tryItOutEnabled: true, persistAuthorization: false, displayRequestDuration: true },
       staticCSP: true,
       // Served over plain HTTP on private networks too: upgrading the page's own calls to https would break them.
-      transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
+      transformStaticCSP: (header) =>
+        header.replace(/\s*upgrade-insecure-requests;?/, '').replace("style-src 'self'", `style-src 'self' '${SWAGGER_LOGO_STYLE}'`),
     });
   },
   { name: 'openapi' },

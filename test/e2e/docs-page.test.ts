@@ -1,0 +1,162 @@
+// Protects the /docs page as a person uses it, in headless Chromium: it loads from this server alone, sends calls and shows answers.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { createAccount, createWorkspace, REPO_ROOT, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
+
+// Debian's package (.ci/run installs it); a browser is never downloaded.
+const CHROMIUM = '/usr/bin/chromium';
+// Without the networking flags Chromium keeps calling Google's hosts, which these machines cannot reach.
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const RESULTS = join(REPO_ROOT, 'test-results');
+const SCREENSHOT = join(RESULTS, 'docs-page.png');
+const TITLE = 'Account Settings, User and Test API';
+const NAME = 'Alice Liddell';
+
+// CI installs Chromium, so there a missing browser is a failure; on a developer's machine it is a reason to skip.
+const skip = existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is not installed (apt-get install chromium)`;
+
+let workspace: Workspace;
+let server: ServerProcess;
+let alice: Account;
+let browser: Browser;
+let page: Page;
+const requests: string[] = [];
+const consoleErrors: string[] = [];
+const pageErrors: string[] = [];
+
+/** The operation block for METHOD PATH, as Swagger UI lists it. */
+function operation(method: string, path: string): Locator {
+  return page.locator(`.opblock.opblock-${method.toLowerCase()}`).filter({
+    has: page.locator(`.opblock-summary-path[data-path="${path}"]`),
+  });
+}
+
+/** Expands the operation, switches it to "Try it out" and presses "Execute"; resolves with the status and body the page shows. */
+async function execute(method: string, path: string): Promise<{ status: string; body: string }> {
+  const block = operation(method, path);
+  await block.locator('.opblock-summary').click();
+  const tryOut = block.locator('button.try-out__btn');
+  // tryItOutEnabled opens each operation ready to send, and the button then reads "Cancel".
+  if ((await tryOut.innerText()).trim() === 'Try it out') await tryOut.click();
+  await block.locator('button.execute').click();
+  const response = block.locator('.live-responses-table .response');
+  const status = (await response.locator('.response-col_status').innerText()).trim();
+  const body = await response.locator('.response-col_description pre.microlight').first().innerText();
+  return { status, body };
+}
+
+/** A test on the shared page; on failure it keeps a picture of what the page showed at that moment. */
+function step(name: string, fn: () => Promise<void> | void): void {
+  test(name, async () => {
+    try {
+      await fn();
+    } catch (error) {
+      await screenshot(join(RESULTS, 'docs-page-failure.png')).catch(() => {});
+      throw error;
+    }
+  });
+}
+
+/** Saves a full-page screenshot and says where, so a person can look at what the browser saw. */
+async function screenshot(path: string): Promise<void> {
+  mkdirSync(RESULTS, { recursive: true });
+  await page.screenshot({ path, fullPage: true });
+  console.log(`docs page screenshot: ${path}`);
+}
+
+describe('the /docs page in a real browser', { skip }, () => {
+  before(async () => {
+    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: CI must install Debian's chromium package (.ci/run)`);
+    rmSync(join(RESULTS, 'docs-page-failure.png'), { force: true });
+    workspace = createWorkspace();
+    alice = await createAccount(workspace, 'alice', { name: NAME });
+    [server, browser] = await Promise.all([
+      startServer(workspace),
+      chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS }),
+    ]);
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.setDefaultTimeout(15_000);
+    page.on('request', (request) => requests.push(request.url()));
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    // The console says a policy blocked something; the event says which directive and which file asked.
+    // A string, not a function: this suite is typechecked without the DOM's types.
+    await page.addInitScript(`document.addEventListener('securitypolicyviolation', (event) => {
+      console.error('CSP violation: ' + event.effectiveDirective + ' blocked ' + (event.blockedURI || 'inline') + ' from ' + event.sourceFile + ':' + event.lineNumber);
+    });`);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    workspace?.cleanup();
+  });
+
+  step('loads with the API title and its operations grouped by tag', async () => {
+    const response = await page.goto(`${server.url}/docs`);
+    assert.equal(response?.status(), 200, 'GET /docs did not answer 200');
+    await page.locator('.information-container .title').waitFor();
+    const title = await page.locator('.information-container .title').innerText();
+    assert.ok(title.startsWith(TITLE), `the page is titled "${title}", not "${TITLE}"`);
+    await page.locator('.opblock').first().waitFor();
+    const tags = await page.locator('.opblock-tag').evaluateAll((elements) => elements.map((element) => element.getAttribute('data-tag')));
+    for (const tag of ['Test', 'Settings', 'User']) assert.ok(tags.includes(tag), `tag ${tag} is not listed; the page shows ${tags.join(', ')}`);
+    for (const [method, path] of [['GET', '/api/v0/hello'], ['GET', '/api/v0/user'], ['POST', '/api/v0/settings']] as const) {
+      assert.equal(await operation(method, path).count(), 1, `${method} ${path} is not listed once`);
+    }
+  });
+
+  step('sends GET /api/v0/hello from the page and shows 200 with "World"', async () => {
+    const { status, body } = await execute('GET', '/api/v0/hello');
+    assert.equal(status, '200', `the page shows status ${status}: ${body}`);
+    assert.match(body, /World/, `the response body shown does not greet the World: ${body}`);
+  });
+
+  step('authorizes with a username and API key, then shows the account from GET /api/v0/user', async () => {
+    await page.locator('.auth-wrapper button.authorize').click();
+    const form = page.locator('.modal-ux .auth-container').filter({ hasText: 'basicAuth' });
+    await form.locator('input[type="text"]').fill(alice.username);
+    await form.locator('input[type="password"]').fill(alice.key);
+    await form.locator('button.authorize').click();
+    // Once authorized the form reads "Logout" and shows the username, never the key.
+    await form.locator('button', { hasText: 'Logout' }).waitFor();
+    assert.equal(await form.locator('input[type="password"]').count(), 0, 'the key field is still shown after authorizing');
+    await page.locator('.modal-ux button.btn-done').click();
+    await page.locator('.modal-ux').waitFor({ state: 'detached' });
+
+    const { status, body } = await execute('GET', '/api/v0/user');
+    assert.equal(status, '200', `the page shows status ${status}: ${body}`);
+    const data = JSON.parse(body).data;
+    assert.equal(data.username, alice.username, `the response body shown is not alice's account: ${body}`);
+    assert.equal(data.name, NAME, `the response body shown does not carry alice's name: ${body}`);
+  });
+
+  step('loads everything from this server and breaks no Content Security Policy', () => {
+    const outside = requests.filter((url) => !url.startsWith(`${server.url}/`));
+    assert.deepEqual(outside, [], `the page asked for something outside ${server.url}`);
+    for (const call of ['/api/v0/hello', '/api/v0/user']) {
+      assert.ok(requests.includes(`${server.url}${call}`), `the page never sent ${call}; it asked for ${requests.join(', ')}`);
+    }
+    const blocked = consoleErrors.filter((text) => /Content Security Policy|CSP violation/i.test(text));
+    assert.deepEqual(blocked, [], "the Content Security Policy blocked part of the page (/docs's policy is set in src/http/openapi.ts)");
+    assert.deepEqual(pageErrors, [], 'the page threw');
+  });
+
+  step('saves a screenshot of the page with both answers', async () => {
+    await screenshot(SCREENSHOT);
+    assert.ok(existsSync(SCREENSHOT), `no screenshot at ${SCREENSHOT}`);
+  });
+});
