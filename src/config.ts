@@ -11,6 +11,8 @@ export interface Config {
   readonly environment: KeyEnvironment;
   readonly host: string;
   readonly port: number;
+  /** Processes serving the port (`serve --workers`); 1: this process serves alone, as without the option. */
+  readonly workers: number;
   readonly database: DatabaseTarget;
   readonly sqliteSynchronous: 'full' | 'normal';
   readonly sqliteBusyTimeoutMs: number;
@@ -101,6 +103,7 @@ export interface ConfigFlags {
   readonly host?: string;
   readonly port?: string;
   readonly databaseUrl?: string;
+  readonly workers?: string;
 }
 
 export class ConfigError extends Error {
@@ -183,6 +186,20 @@ function redisUrl(url: string): string {
   return url;
 }
 
+/** What one process can do alone but several cannot share: refused rather than half working. */
+function checkWorkers(config: Config): Config {
+  if (config.workers === 1) return config;
+  if (config.database.engine === 'sqlite' && config.database.path === ':memory:') {
+    throw new ConfigError('WORKERS (--workers) above 1 needs a database file the workers share; each would get its own sqlite::memory:.');
+  }
+  if (config.metrics.token !== null) {
+    throw new ConfigError(
+      'METRICS_TOKEN with WORKERS (--workers) above 1 would serve one worker\'s counters at random; use METRICS_PORT, where the primary sums all workers.',
+    );
+  }
+  return config;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd: string = process.cwd()): Config {
   const environment: KeyEnvironment = flags.sandbox === true || env.ACCOUNT_API_SANDBOX === '1' ? 'sandbox' : 'live';
   const databaseUrl =
@@ -197,11 +214,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
       throw new ConfigError('The sandbox must not share the live database: set SANDBOX_DATABASE_URL to another database.');
     }
   }
-  return {
+  return checkWorkers({
     environment,
     host: flags.host ?? env.HOST ?? '0.0.0.0',
     // The sandbox defaults to its own port so both can run side by side on one machine.
     port: integer('PORT', flags.port ?? env.PORT, environment === 'sandbox' ? 8081 : 8080, 0, 65535),
+    workers: integer('WORKERS', flags.workers ?? env.WORKERS, 1, 1, 64),
     database,
     sqliteSynchronous: oneOf('SQLITE_SYNCHRONOUS', env.SQLITE_SYNCHRONOUS, ['full', 'normal'], 'full'),
     sqliteBusyTimeoutMs: integer('SQLITE_BUSY_TIMEOUT_MS', env.SQLITE_BUSY_TIMEOUT_MS, 5000, 0, 60_000),
@@ -241,7 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     },
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     hstsMaxAgeSeconds: env.HSTS_MAX_AGE ? integer('HSTS_MAX_AGE', env.HSTS_MAX_AGE, 0, 0, 63_072_000) : null,
-  };
+  });
 }
 
 /** `account-api call`: which server to call, as whom, and how patiently. */

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { loadTimezoneCatalog } from './domain/timezones.ts';
-import { createMetrics } from './http/metrics.ts';
+import { createMetrics, type Metrics } from './http/metrics.ts';
 import { listenForMetrics, type MetricsListener } from './http/metrics-listener.ts';
 import { seedDemoAccounts, type DemoAccount } from './sandbox/demo-accounts.ts';
 import { openStore } from './store/open-store.ts';
@@ -18,6 +18,7 @@ export interface RunningServer {
   readonly demoAccounts: readonly DemoAccount[];
   /** Where the separate metrics listener (METRICS_PORT) answers; null when there is none. */
   readonly metricsUrl: string | null;
+  readonly metrics: Metrics;
   /** Stops accepting, finishes requests in flight, then closes the store. */
   close(): Promise<void>;
 }
@@ -27,12 +28,30 @@ const startupLog = {
   warn: (details: object, message: string) => process.stderr.write(`${JSON.stringify({ level: 40, msg: message, ...details })}\n`),
 };
 
-export async function startServer(config: Config): Promise<RunningServer> {
+/** What is done once per start, whatever the number of processes: migrations, then the sandbox's demo accounts. */
+export async function prepareStore(store: Store, config: Config): Promise<{ demoAccounts: DemoAccount[]; accountCount: number }> {
+  await store.migrate();
+  const demoAccounts = config.environment === 'sandbox' ? await seedDemoAccounts(store) : [];
+  return { demoAccounts, accountCount: await store.countAccounts() };
+}
+
+/** The address people are told to use: a wildcard host is shown as localhost. */
+export function serverUrl(host: string, port: number): string {
+  const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  return `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+}
+
+export interface StartOptions {
+  /** Another process (the primary of `serve --workers`) already ran prepareStore: only check the schema is current. */
+  readonly prepared?: boolean;
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const store = openStore(config);
   try {
-    await store.migrate();
-    const demoAccounts = config.environment === 'sandbox' ? await seedDemoAccounts(store) : [];
-    const accountCount = await store.countAccounts();
+    if (options.prepared === true) await store.checkSchema();
+    const { demoAccounts, accountCount } =
+      options.prepared === true ? { demoAccounts: [], accountCount: await store.countAccounts() } : await prepareStore(store, config);
     const redis = config.redis === null ? null : await openRedis(config.redis, startupLog);
     const metrics = createMetrics();
     const app = buildApp({ config, store, timezones: loadTimezoneCatalog(), redis, metrics });
@@ -48,8 +67,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;
-    const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-    const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+    const url = serverUrl(config.host, port);
     return {
       app,
       store,
@@ -57,6 +75,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       accountCount,
       demoAccounts,
       metricsUrl: metricsListener?.url ?? null,
+      metrics,
       close: async () => {
         await app.close();
         await metricsListener?.close();

@@ -18,6 +18,8 @@ export interface CliFlags {
   readonly label?: string;
   readonly port?: string;
   readonly host?: string;
+  /** `serve` only: processes sharing the port. */
+  readonly workers?: string;
   // `call` only: where the server is, who calls, how patiently, and what to keep of the timezone list.
   readonly 'base-url'?: string;
   readonly username?: string;

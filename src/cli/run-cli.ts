@@ -10,7 +10,7 @@ import { serveCommand } from './serve.ts';
 import { usersCommand, USERS_USAGE } from './users.ts';
 
 const USAGE = `Usage:
-account-api serve [--sandbox] [--port PORT] [--host HOST] [--database-url URL]
+account-api serve [--sandbox] [--port PORT] [--host HOST] [--workers N] [--database-url URL]
 account-api migrate
 ${USERS_USAGE}
 ${KEYS_USAGE}
@@ -22,7 +22,7 @@ Every command but call takes --database-url URL (default: DATABASE_URL, else sql
 ${CALL_OPTIONS}`;
 
 /** Flags of the commands that work on the database, which `call` never opens. */
-const STORE_FLAGS = ['database-url', 'premium', 'label', 'port', 'host'] as const;
+const STORE_FLAGS = ['database-url', 'premium', 'label', 'port', 'host', 'workers'] as const;
 
 function parse(argv: readonly string[]): { words: string[]; flags: CliFlags; help: boolean } {
   const { values, positionals } = parseArgs({
@@ -39,6 +39,7 @@ function parse(argv: readonly string[]): { words: string[]; flags: CliFlags; hel
       label: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
+      workers: { type: 'string' },
       'base-url': { type: 'string' },
       username: { type: 'string' },
       'api-key': { type: 'string' },
@@ -80,11 +81,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       databaseUrl: parsed.flags['database-url'],
       port: parsed.flags.port,
       host: parsed.flags.host,
+      workers: parsed.flags.workers,
     });
-    if (command === 'serve') {
-      await serveCommand({ ...io, flags: parsed.flags, args: rest }, config);
-      return 0;
-    }
+    if (command === 'serve') return await serveCommand({ ...io, flags: parsed.flags, args: rest }, config);
     const grouped = command === 'users' || command === 'keys';
     const context: CliContext = { ...io, flags: parsed.flags, args: grouped ? rest.slice(1) : rest };
     if (!['migrate', 'users', 'keys'].includes(command)) throw new UsageError(`unknown command '${command}'`);

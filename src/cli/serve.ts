@@ -1,32 +1,29 @@
-// `account-api serve`: runs the HTTP service until SIGTERM or SIGINT, then shuts down gracefully.
+// `account-api serve`: runs the HTTP service until SIGTERM or SIGINT, then shuts down gracefully; alone, or as one of --workers.
+import cluster from 'node:cluster';
+import { Server } from 'node:net';
+import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config.ts';
-import { startServer, type RunningServer } from '../server.ts';
+import { startServer } from '../server.ts';
+import { announce } from './announce.ts';
 import type { CliContext } from './cli-context.ts';
+import { STOP_ACCEPTING, STOPPED_ACCEPTING, superviseWorkers } from './serve-workers.ts';
 
-function announce(context: CliContext, config: Config, server: RunningServer): void {
-  server.app.log.info(
-    { url: server.url, environment: config.environment, database: config.database.engine, metricsUrl: server.metricsUrl },
-    'account-api ready',
-  );
-  // Also said plainly, whatever LOG_LEVEL is: people and scripts wait for this line.
-  if (server.metricsUrl !== null) context.stderr.write(`metrics at ${server.metricsUrl}\n`);
-  context.stderr.write(`account-api listening at ${server.url} (${config.environment}, ${config.database.engine})\n`);
-  if (config.environment === 'sandbox') {
-    const lines = server.demoAccounts.map(
-      (demo) => `  ${demo.username.padEnd(11)} ${demo.premium ? 'Premium    ' : 'not Premium'}  ${demo.key.token}`,
-    );
-    context.stderr.write(`Sandbox at ${server.url}/api/v0 (X-Environment: sandbox). Demo accounts and keys:\n${lines.join('\n')}\n`);
-  } else if (server.accountCount === 0) {
-    context.stderr.write(
-      `No accounts yet. Create a Premium account and a key for it with:\n` +
-        `  npx account-api users create alice --name "Alice" --premium\n` +
-        `  npx account-api keys create alice\n` +
-        `then try: curl -u alice:THE_KEY ${server.url}/api/v0/user\n`,
-    );
+/** Returns the exit status: 0 after a clean shutdown. */
+export async function serveCommand(context: CliContext, config: Config): Promise<number> {
+  // A worker re-runs this same command line (node:cluster forks process.argv), so it parses the same configuration.
+  if (cluster.isWorker) {
+    try {
+      return await serve(context, config, true);
+    } finally {
+      // The channel to the primary would keep a worker alive after its server has closed (or failed to start).
+      cluster.worker?.disconnect();
+    }
   }
+  if (config.workers > 1) return superviseWorkers(context, config);
+  return serve(context, config, false);
 }
 
-export async function serveCommand(context: CliContext, config: Config): Promise<void> {
+async function serve(context: CliContext, config: Config, asWorker: boolean): Promise<number> {
   // Listen for signals before anything starts, so a SIGTERM during start-up still ends in a clean shutdown.
   let pending: NodeJS.Signals | null = null;
   let onSignal = (signal: NodeJS.Signals) => {
@@ -35,15 +32,34 @@ export async function serveCommand(context: CliContext, config: Config): Promise
   const handler = (signal: NodeJS.Signals) => onSignal(signal);
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
+  // A worker answers the primary's requests for its metrics (METRICS_PORT sums them); from the start, so a scrape while it
+  // starts is answered (empty) rather than left to time out.
+  if (asWorker && config.metrics.port !== null) new AggregatorRegistry();
   try {
-    const server = await startServer(config);
+    // A worker's store was migrated (and the sandbox seeded) by the primary; the primary alone serves METRICS_PORT.
+    const server = await startServer(asWorker ? { ...config, metrics: { ...config.metrics, port: null } } : config, { prepared: asWorker });
     const { app } = server;
-    announce(context, config, server);
+    app.log.info(
+      { url: server.url, environment: config.environment, database: config.database.engine, metricsUrl: server.metricsUrl },
+      'account-api ready',
+    );
+    if (asWorker) {
+      process.on('message', (message: unknown) => {
+        if (message !== STOP_ACCEPTING) return;
+        // net.Server's close without a callback: the listener only; connections, and the drain that follows, are untouched.
+        Server.prototype.close.call(app.server);
+        process.send?.(STOPPED_ACCEPTING);
+      });
+    }
+    if (asWorker && config.metrics.port !== null) AggregatorRegistry.setRegistries(server.metrics.registry);
+    if (!asWorker) announce(context, config, { ...server, workers: 1 });
 
-    await new Promise<void>((resolve) => {
+    return await new Promise<number>((resolve) => {
       let stopping = false;
       onSignal = (signal) => {
         if (stopping) {
+          // A worker hears a terminal's Ctrl-C and then the primary's forwarded signal: the primary decides when to give up.
+          if (asWorker) return;
           app.log.warn({ signal }, 'second signal: exiting now');
           process.exit(1);
         }
@@ -59,20 +75,24 @@ export async function serveCommand(context: CliContext, config: Config): Promise
           () => {
             clearTimeout(deadline);
             app.log.info('stopped');
-            resolve();
+            resolve(0);
           },
           (error: unknown) => {
             clearTimeout(deadline);
             app.log.error({ err: error }, 'shutdown failed');
-            process.exitCode = 1;
-            resolve();
+            resolve(1);
           },
         );
       };
       if (pending !== null) onSignal(pending);
     });
   } finally {
-    process.off('SIGTERM', handler);
-    process.off('SIGINT', handler);
+    // A worker lets go of its channel and ends on its own; a signal arriving meanwhile (the primary's forwarded one, after a
+    // terminal's Ctrl-C reached the worker directly) must not kill it before its last log lines are out.
+    if (asWorker) onSignal = () => {};
+    else {
+      process.off('SIGTERM', handler);
+      process.off('SIGINT', handler);
+    }
   }
 }

@@ -283,3 +283,24 @@ describe('limits', () => {
     }
   });
 });
+
+describe('workers', () => {
+  test('one process by default; WORKERS or --workers (which wins) asks for more', () => {
+    assert.equal(loadConfig({}, {}, CWD).workers, 1);
+    assert.equal(loadConfig({ WORKERS: '2' }, {}, CWD).workers, 2);
+    assert.equal(loadConfig({ WORKERS: '2' }, { workers: '4' }, CWD).workers, 4);
+  });
+
+  test('a count out of range, or what several processes cannot share, is a ConfigError naming it', () => {
+    for (const value of ['0', '65', 'two', '1.5']) {
+      assertConfigError(() => loadConfig({ WORKERS: value }, {}, CWD), /WORKERS/, `WORKERS '${value}'`);
+    }
+    assertConfigError(() => loadConfig({ DATABASE_URL: 'sqlite::memory:' }, { workers: '2' }, CWD), /WORKERS.*memory/, 'workers on :memory:');
+    assertConfigError(
+      () => loadConfig({ METRICS_TOKEN: 'a'.repeat(32) }, { workers: '2' }, CWD),
+      /METRICS_TOKEN.*METRICS_PORT/,
+      'METRICS_TOKEN with workers',
+    );
+    assert.equal(loadConfig({ METRICS_PORT: '9464' }, { workers: '2' }, CWD).metrics.port, 9464, 'METRICS_PORT is served by the primary');
+  });
+});

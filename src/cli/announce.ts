@@ -1,0 +1,34 @@
+// What `account-api serve` tells people once the service listens: where, and how to make a first call.
+import type { Config } from '../config.ts';
+import type { DemoAccount } from '../sandbox/demo-accounts.ts';
+import type { CliContext } from './cli-context.ts';
+
+/** What people are told once the service listens, by the one process that speaks for it. */
+export interface Announcement {
+  readonly url: string;
+  readonly metricsUrl: string | null;
+  readonly demoAccounts: readonly DemoAccount[];
+  readonly accountCount: number;
+  /** Shown only when above 1. */
+  readonly workers: number;
+}
+
+export function announce(context: CliContext, config: Config, shown: Announcement): void {
+  // Said plainly, whatever LOG_LEVEL is: people and scripts wait for this line.
+  if (shown.metricsUrl !== null) context.stderr.write(`metrics at ${shown.metricsUrl}\n`);
+  const workers = shown.workers > 1 ? `, ${shown.workers} workers` : '';
+  context.stderr.write(`account-api listening at ${shown.url} (${config.environment}, ${config.database.engine}${workers})\n`);
+  if (config.environment === 'sandbox') {
+    const lines = shown.demoAccounts.map(
+      (demo) => `  ${demo.username.padEnd(11)} ${demo.premium ? 'Premium    ' : 'not Premium'}  ${demo.key.token}`,
+    );
+    context.stderr.write(`Sandbox at ${shown.url}/api/v0 (X-Environment: sandbox). Demo accounts and keys:\n${lines.join('\n')}\n`);
+  } else if (shown.accountCount === 0) {
+    context.stderr.write(
+      `No accounts yet. Create a Premium account and a key for it with:\n` +
+        `  npx account-api users create alice --name "Alice" --premium\n` +
+        `  npx account-api keys create alice\n` +
+        `then try: curl -u alice:THE_KEY ${shown.url}/api/v0/user\n`,
+    );
+  }
+}

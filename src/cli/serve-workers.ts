@@ -1,0 +1,205 @@
+// `account-api serve --workers N`: the primary process. It prepares the store once, forks N workers that share the port
+// (node:cluster hands them connections in turn), restarts a worker that dies, and on SIGTERM or SIGINT lets each drain, then exits.
+import cluster, { type Worker } from 'node:cluster';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
+import { AggregatorRegistry, type PrometheusContentType } from 'prom-client';
+import type { Config } from '../config.ts';
+import { listenForMetrics, type MetricsListener } from '../http/metrics-listener.ts';
+import { prepareStore, serverUrl } from '../server.ts';
+import { openStore } from '../store/open-store.ts';
+import { announce } from './announce.ts';
+import type { CliContext } from './cli-context.ts';
+
+/** A crash loop waits 0.1 s, then 0.2, 0.4... up to 10 s between restarts, rather than spinning. */
+const FIRST_RESTART_DELAY_MS = 100;
+const MAX_RESTART_DELAY_MS = 10_000;
+/** A worker that ran this long before it died was not part of a loop: its restart waits the shortest delay again. */
+const STABLE_AFTER_MS = 10_000;
+
+/** The first step of a shutdown, primary to worker, and the worker's answer once its listener is closed. */
+export const STOP_ACCEPTING = 'account-api:stop-accepting';
+export const STOPPED_ACCEPTING = 'account-api:stopped-accepting';
+/** How long the primary waits for every worker to close its listener before it tells them to drain anyway. */
+const STOP_ACCEPTING_TIMEOUT_MS = 1000;
+
+const LEVELS = { fatal: 60, error: 50, warn: 40, info: 30, debug: 20, trace: 10, silent: Infinity } as const;
+
+type Log = (level: 'info' | 'warn' | 'error', fields: object, message: string) => void;
+
+/** JSON lines shaped like the workers' own (pino's), on the same stdout, so whatever reads the one reads the other. */
+function primaryLog(context: CliContext, config: Config): Log {
+  const host = hostname();
+  return (level, fields, msg) => {
+    if (LEVELS[level] < LEVELS[config.logLevel]) return;
+    context.stdout.write(`${JSON.stringify({ level: LEVELS[level], time: Date.now(), pid: process.pid, hostname: host, ...fields, msg })}\n`);
+  };
+}
+
+/** METRICS_PORT's answer: every worker's metrics, asked over the cluster channel and summed (counters, histograms, memory). */
+class ClusterMetrics extends AggregatorRegistry<PrometheusContentType> {
+  override metrics(): Promise<string> {
+    return this.clusterMetrics();
+  }
+}
+
+interface Slot {
+  worker: Worker | null;
+  listening: boolean;
+  startedAt: number;
+  quickCrashes: number;
+  restart: NodeJS.Timeout | null;
+}
+
+/** Returns the exit status: 0 when every worker drained and exited 0 after the signal. */
+export async function superviseWorkers(context: CliContext, config: Config): Promise<number> {
+  const log = primaryLog(context, config);
+  let pending: NodeJS.Signals | null = null;
+  let onSignal = (signal: NodeJS.Signals) => {
+    pending = signal;
+  };
+  const handler = (signal: NodeJS.Signals) => onSignal(signal);
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+  let metricsListener: MetricsListener | null = null;
+  try {
+    // Once, before any worker exists: migrations never race each other, and the sandbox is seeded once.
+    const store = openStore(config);
+    const prepared = await prepareStore(store, config).finally(() => store.close());
+    if (pending !== null) return 0;
+    if (config.metrics.port !== null) {
+      metricsListener = await listenForMetrics({ registry: new ClusterMetrics(), host: config.metrics.host, port: config.metrics.port });
+    }
+    const metricsUrl = metricsListener?.url ?? null;
+
+    return await new Promise<number>((resolve) => {
+      const slots: Slot[] = Array.from({ length: config.workers }, () => ({
+        worker: null,
+        listening: false,
+        startedAt: 0,
+        quickCrashes: 0,
+        restart: null,
+      }));
+      let phase: 'starting' | 'serving' | 'stopping' = 'starting';
+      let status = 0;
+      let forwarded: NodeJS.Signals = 'SIGTERM';
+      let deadline: NodeJS.Timeout | undefined;
+      /** Workers still to confirm they stopped accepting; null once told to drain. */
+      let closing: Set<Worker> | null = null;
+      let drainTimer: NodeJS.Timeout | undefined;
+      let port = config.port;
+      const live = () => slots.flatMap((slot) => (slot.worker === null ? [] : [slot.worker]));
+
+      const fork = (slot: Slot) => {
+        slot.restart = null;
+        slot.listening = false;
+        slot.startedAt = Date.now();
+        // Workers that ask for port 0 share the port the first one got, as long as one of them holds it. A worker started
+        // when none does asks for that port by name (a later --port wins); asking by name while one holds it would collide.
+        const pin = config.port === 0 && port !== 0 && !slots.some((each) => each.listening);
+        cluster.setupPrimary({ args: [...process.argv.slice(2), ...(pin ? ['--port', String(port)] : [])] });
+        const worker = cluster.fork();
+        slot.worker = worker;
+        worker.once('listening', (address: AddressInfo) => listening(slot, worker, address));
+        // Failing to signal or message a worker that has just died must not bring the primary down with it.
+        worker.on('error', (error: Error) => log('warn', { workerPid: worker.process.pid, err: error.message }, 'worker channel error'));
+        worker.on('message', (message: unknown) => {
+          if (message === STOPPED_ACCEPTING) stoppedAccepting(worker);
+        });
+        worker.once('exit', (code: number | null, signal: NodeJS.Signals | null) => exited(slot, worker, code, signal));
+      };
+
+      const listening = (slot: Slot, worker: Worker, address: AddressInfo) => {
+        slot.listening = true;
+        port = address.port;
+        if (phase === 'serving') log('info', { workerPid: worker.process.pid }, 'worker restarted and listening');
+        if (phase !== 'starting' || !slots.every((each) => each.listening)) return;
+        phase = 'serving';
+        const url = serverUrl(config.host, port);
+        const workerPids = live().map((each) => each.process.pid);
+        log('info', { url, environment: config.environment, database: config.database.engine, metricsUrl, workerPids }, 'account-api ready');
+        announce(context, config, { ...prepared, url, metricsUrl, workers: config.workers });
+      };
+
+      const exited = (slot: Slot, worker: Worker, code: number | null, signal: NodeJS.Signals | null) => {
+        slot.worker = null;
+        slot.listening = false;
+        const workerPid = worker.process.pid;
+        if (phase === 'stopping') {
+          stoppedAccepting(worker);
+          // Killed by the forwarded signal itself: it had not yet started, or had finished and was letting go of the channel.
+          if (code !== 0 && signal !== forwarded) status = 1;
+          if (live().length === 0) finish();
+          return;
+        }
+        if (phase === 'starting') {
+          log('error', { workerPid, code, signal }, 'a worker exited before it was listening: stopping');
+          stop('SIGTERM', 1);
+          return;
+        }
+        if (Date.now() - slot.startedAt >= STABLE_AFTER_MS) slot.quickCrashes = 0;
+        const restartInMs = Math.min(FIRST_RESTART_DELAY_MS * 2 ** slot.quickCrashes, MAX_RESTART_DELAY_MS);
+        slot.quickCrashes++;
+        log('error', { workerPid, code, signal, restartInMs }, 'worker exited unexpectedly: restarting it');
+        slot.restart = setTimeout(() => fork(slot), restartInMs);
+      };
+
+      const stop = (signal: NodeJS.Signals, failed: 0 | 1) => {
+        phase = 'stopping';
+        forwarded = signal;
+        status = failed;
+        for (const slot of slots) if (slot.restart !== null) clearTimeout(slot.restart);
+        deadline = setTimeout(() => {
+          const workerPids = live().map((worker) => worker.process.pid);
+          log('error', { timeoutMs: config.shutdownTimeoutMs, workerPids }, 'shutdown did not finish within SHUTDOWN_TIMEOUT_MS: killing workers');
+          status = 1;
+          for (const worker of live()) worker.process.kill('SIGKILL');
+        }, config.shutdownTimeoutMs);
+        // First every worker stops taking connections. Once the last has, node:cluster closes the port, and a client is
+        // refused at once, as by a lone server. Were the workers to drain straight away, clients answered 503 would reconnect
+        // at once, and node:cluster would reset the connections it accepted for workers that had just stopped accepting.
+        closing = new Set(slots.flatMap((slot) => (slot.worker?.isConnected() === true && slot.listening ? [slot.worker] : [])));
+        for (const worker of closing) worker.send(STOP_ACCEPTING);
+        drainTimer = setTimeout(drain, STOP_ACCEPTING_TIMEOUT_MS);
+        if (closing.size === 0) drain();
+        if (live().length === 0) finish();
+      };
+
+      const stoppedAccepting = (worker: Worker) => {
+        if (closing?.delete(worker) === true && closing.size === 0) drain();
+      };
+
+      // Each worker drains as a lone server would: finishes what it accepted, answers late requests 503, exits.
+      const drain = () => {
+        if (closing === null) return;
+        closing = null;
+        clearTimeout(drainTimer);
+        for (const worker of live()) worker.process.kill(forwarded);
+      };
+
+      const finish = () => {
+        clearTimeout(deadline);
+        clearTimeout(drainTimer);
+        log('info', {}, 'stopped');
+        resolve(status);
+      };
+
+      onSignal = (signal) => {
+        if (phase === 'stopping') {
+          log('warn', { signal }, 'second signal: exiting now');
+          for (const worker of live()) worker.process.kill('SIGKILL');
+          process.exit(1);
+        }
+        log('info', { signal, workerPids: live().map((worker) => worker.process.pid) }, 'shutting down: workers finish requests in flight');
+        stop(signal, 0);
+      };
+
+      for (const slot of slots) fork(slot);
+      if (pending !== null) onSignal(pending);
+    });
+  } finally {
+    await metricsListener?.close();
+    process.off('SIGTERM', handler);
+    process.off('SIGINT', handler);
+  }
+}
