@@ -1,13 +1,13 @@
 // Protects graceful shutdown: SIGTERM under load answers every request that reached the server, refuses new ones, exits 0.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { basic } from '../support/http.ts';
+import { loadRequest } from '../support/drain-load.ts';
 import { createAccount, createWorkspace, startServer, type Account, type Workspace } from '../support/server-process.ts';
 
 const CONNECTIONS = 32;
@@ -22,58 +22,6 @@ before(async () => {
 
 after(() => workspace?.cleanup());
 
-type Outcome =
-  | { kind: 'ok' }
-  | { kind: 'shutting_down' }
-  /** A new connection the closed listener refused: the client knows nothing was sent. */
-  | { kind: 'refused' }
-  | { kind: 'failed'; why: string };
-
-/** One request on the keep-alive pool; classifies how it ended. */
-function send(agent: Agent, port: number, index: number): Promise<Outcome> {
-  const write = index % 2 === 0;
-  const body = write ? new URLSearchParams({ name: `Alice ${index}` }).toString() : undefined;
-  return new Promise((done) => {
-    const outgoing = request(
-      {
-        agent,
-        host: '127.0.0.1',
-        port,
-        method: write ? 'POST' : 'GET',
-        path: write ? '/api/v0/user' : '/api/v0/hello',
-        headers: {
-          authorization: basic(alice.username, alice.key),
-          ...(write ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body!) } : {}),
-        },
-      },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-        response.on('error', (error) => done({ kind: 'failed', why: `response cut: ${error.message}` }));
-        response.on('end', () => {
-          if (!response.complete) return done({ kind: 'failed', why: `incomplete ${response.statusCode} response` });
-          if (response.statusCode === 200) return done({ kind: 'ok' });
-          const code = (() => {
-            try {
-              return JSON.parse(text).messages[0].code;
-            } catch {
-              return undefined;
-            }
-          })();
-          if (response.statusCode === 503 && code === 'shutting_down' && response.headers.connection === 'close') {
-            return done({ kind: 'shutting_down' });
-          }
-          done({ kind: 'failed', why: `HTTP ${response.statusCode} ${text} (Connection: ${response.headers.connection})` });
-        });
-      },
-    );
-    outgoing.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ECONNREFUSED' && !outgoing.reusedSocket) done({ kind: 'refused' });
-      else done({ kind: 'failed', why: `${error.code ?? error.message} on a ${outgoing.reusedSocket ? 'kept-alive' : 'new'} connection` });
-    });
-    outgoing.end(body);
-  });
-}
 
 test(`SIGTERM under load from ${CONNECTIONS} keep-alive connections answers every request that reached the server, then exits 0`, async () => {
   const server = await startServer(workspace);
@@ -86,7 +34,7 @@ test(`SIGTERM under load from ${CONNECTIONS} keep-alive connections answers ever
   // Each client keeps sending until the server refuses it a connection.
   const clients = Array.from({ length: CONNECTIONS }, async (_, client) => {
     for (let index = client; ; index += CONNECTIONS) {
-      const outcome = await send(agent, port, index);
+      const outcome = await loadRequest(agent, port, alice, index);
       if (outcome.kind === 'failed') failures.push(outcome.why);
       else if (outcome.kind === 'ok' && signalledAt > 0) counts.okAfterSignal++;
       counts[outcome.kind]++;

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { basic } from '../support/http.ts';
+import { loadRequest } from '../support/drain-load.ts';
 import { cliOk, createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 interface LogLine {
@@ -323,48 +324,3 @@ describe('serve --workers 2 when things go wrong', () => {
   });
 });
 
-type Outcome = { kind: 'ok' } | { kind: 'shutting_down' } | { kind: 'refused' } | { kind: 'failed'; why: string };
-
-/** As in shutdown.test.ts: alternately a write and a read on the shared keep-alive pool, classified by how it ended. */
-function loadRequest(agent: Agent, port: number, auth: Account, index: number): Promise<Outcome> {
-  const write = index % 2 === 0;
-  const body = write ? new URLSearchParams({ name: `Alice ${index}` }).toString() : undefined;
-  return new Promise((done) => {
-    const outgoing = request(
-      {
-        agent,
-        host: '127.0.0.1',
-        port,
-        method: write ? 'POST' : 'GET',
-        path: write ? '/api/v0/user' : '/api/v0/hello',
-        headers: {
-          authorization: basic(auth.username, auth.key),
-          ...(write ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body!) } : {}),
-        },
-      },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-        response.on('error', (error) => done({ kind: 'failed', why: `response cut: ${error.message}` }));
-        response.on('end', () => {
-          if (!response.complete) return done({ kind: 'failed', why: `incomplete ${response.statusCode} response` });
-          if (response.statusCode === 200) return done({ kind: 'ok' });
-          const code = (() => {
-            try {
-              return JSON.parse(text).messages[0].code;
-            } catch {
-              return undefined;
-            }
-          })();
-          if (response.statusCode === 503 && code === 'shutting_down' && response.headers.connection === 'close') return done({ kind: 'shutting_down' });
-          done({ kind: 'failed', why: `HTTP ${response.statusCode} ${text}` });
-        });
-      },
-    );
-    outgoing.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ECONNREFUSED' && !outgoing.reusedSocket) done({ kind: 'refused' });
-      else done({ kind: 'failed', why: `${error.code ?? error.message} on a ${outgoing.reusedSocket ? 'kept-alive' : 'new'} connection` });
-    });
-    outgoing.end(body);
-  });
-}
