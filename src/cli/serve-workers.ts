@@ -10,6 +10,7 @@ import { prepareStore, serverUrl } from '../server.ts';
 import { openStore } from '../store/open-store.ts';
 import { announce } from './announce.ts';
 import type { CliContext } from './cli-context.ts';
+import { catchSignals } from './signals.ts';
 
 /** A crash loop waits 0.1 s, then 0.2, 0.4... up to 10 s between restarts, rather than spinning. */
 const FIRST_RESTART_DELAY_MS = 100;
@@ -54,19 +55,13 @@ interface Slot {
 /** Returns the exit status: 0 when every worker drained and exited 0 after the signal. */
 export async function superviseWorkers(context: CliContext, config: Config): Promise<number> {
   const log = primaryLog(context, config);
-  let pending: NodeJS.Signals | null = null;
-  let onSignal = (signal: NodeJS.Signals) => {
-    pending = signal;
-  };
-  const handler = (signal: NodeJS.Signals) => onSignal(signal);
-  process.on('SIGTERM', handler);
-  process.on('SIGINT', handler);
+  const signals = catchSignals();
   let metricsListener: MetricsListener | null = null;
   try {
     // Once, before any worker exists: migrations never race each other, and the sandbox is seeded once.
     const store = openStore(config);
     const prepared = await prepareStore(store, config).finally(() => store.close());
-    if (pending !== null) return 0;
+    if (signals.pending !== null) return 0;
     if (config.metrics.port !== null) {
       metricsListener = await listenForMetrics({ registry: new ClusterMetrics(), host: config.metrics.host, port: config.metrics.port });
     }
@@ -184,7 +179,7 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
         resolve(status);
       };
 
-      onSignal = (signal) => {
+      const onSignal = (signal: NodeJS.Signals) => {
         if (phase === 'stopping') {
           log('warn', { signal }, 'second signal: exiting now');
           for (const worker of live()) worker.process.kill('SIGKILL');
@@ -195,11 +190,10 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
       };
 
       for (const slot of slots) fork(slot);
-      if (pending !== null) onSignal(pending);
+      signals.handleWith(onSignal);
     });
   } finally {
     await metricsListener?.close();
-    process.off('SIGTERM', handler);
-    process.off('SIGINT', handler);
+    signals.release();
   }
 }

@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import { startServer } from '../server.ts';
 import { announce } from './announce.ts';
 import type { CliContext } from './cli-context.ts';
+import { catchSignals } from './signals.ts';
 import { STOP_ACCEPTING, STOPPED_ACCEPTING, superviseWorkers } from './serve-workers.ts';
 
 /** Returns the exit status: 0 after a clean shutdown. */
@@ -25,13 +26,7 @@ export async function serveCommand(context: CliContext, config: Config): Promise
 
 async function serve(context: CliContext, config: Config, asWorker: boolean): Promise<number> {
   // Listen for signals before anything starts, so a SIGTERM during start-up still ends in a clean shutdown.
-  let pending: NodeJS.Signals | null = null;
-  let onSignal = (signal: NodeJS.Signals) => {
-    pending = signal;
-  };
-  const handler = (signal: NodeJS.Signals) => onSignal(signal);
-  process.on('SIGTERM', handler);
-  process.on('SIGINT', handler);
+  const signals = catchSignals();
   // A worker answers the primary's requests for its metrics (METRICS_PORT sums them); from the start, so a scrape while it
   // starts is answered (empty) rather than left to time out.
   if (asWorker && config.metrics.port !== null) new AggregatorRegistry();
@@ -56,7 +51,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
 
     return await new Promise<number>((resolve) => {
       let stopping = false;
-      onSignal = (signal) => {
+      signals.handleWith((signal) => {
         if (stopping) {
           // A worker hears a terminal's Ctrl-C and then the primary's forwarded signal: the primary decides when to give up.
           if (asWorker) return;
@@ -83,16 +78,12 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
             resolve(1);
           },
         );
-      };
-      if (pending !== null) onSignal(pending);
+      });
     });
   } finally {
     // A worker lets go of its channel and ends on its own; a signal arriving meanwhile (the primary's forwarded one, after a
     // terminal's Ctrl-C reached the worker directly) must not kill it before its last log lines are out.
-    if (asWorker) onSignal = () => {};
-    else {
-      process.off('SIGTERM', handler);
-      process.off('SIGINT', handler);
-    }
+    if (asWorker) signals.handleWith(() => {});
+    else signals.release();
   }
 }
