@@ -16,6 +16,8 @@ export interface Config {
   readonly database: DatabaseTarget;
   readonly sqliteSynchronous: 'full' | 'normal';
   readonly sqliteBusyTimeoutMs: number;
+  /** SQLite only: credentials kept in memory, checked against data_version on every use; 0 reads every request. */
+  readonly credentialCacheSize: number;
   readonly postgres: PostgresSettings;
   readonly bodyLimitBytes: number;
   readonly connections: ConnectionSettings;
@@ -223,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     database,
     sqliteSynchronous: oneOf('SQLITE_SYNCHRONOUS', env.SQLITE_SYNCHRONOUS, ['full', 'normal'], 'full'),
     sqliteBusyTimeoutMs: integer('SQLITE_BUSY_TIMEOUT_MS', env.SQLITE_BUSY_TIMEOUT_MS, 5000, 0, 60_000),
+    credentialCacheSize: integer('CREDENTIAL_CACHE_SIZE', env.CREDENTIAL_CACHE_SIZE, 10_000, 0, 10_000_000),
     postgres: {
       poolMax: integer('PG_POOL_MAX', env.PG_POOL_MAX, 10, 1, 1000),
       connectTimeoutMs: integer('PG_CONNECT_TIMEOUT_MS', env.PG_CONNECT_TIMEOUT_MS, 2000, 100, 60_000),

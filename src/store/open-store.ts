@@ -4,10 +4,15 @@ import { PostgresStore } from './postgres/postgres-store.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './store.ts';
 
-export function openStore(config: Pick<Config, 'database' | 'sqliteSynchronous' | 'sqliteBusyTimeoutMs' | 'postgres'>): Store {
+export function openStore(config: Pick<Config, 'database' | 'sqliteSynchronous' | 'sqliteBusyTimeoutMs' | 'credentialCacheSize' | 'postgres'>): Store {
   const { database } = config;
   if (database.engine === 'sqlite') {
-    return new SqliteStore({ path: database.path, synchronous: config.sqliteSynchronous, busyTimeoutMs: config.sqliteBusyTimeoutMs });
+    return new SqliteStore({
+      path: database.path,
+      synchronous: config.sqliteSynchronous,
+      busyTimeoutMs: config.sqliteBusyTimeoutMs,
+      credentialCacheSize: config.credentialCacheSize,
+    });
   }
   return new PostgresStore({ url: database.url, ...config.postgres });
 }

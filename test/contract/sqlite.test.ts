@@ -13,7 +13,8 @@ async function makeSqliteStore(): Promise<StoreUnderTest> {
   const path = join(dir, 'account-api.db');
   const opened: Store[] = [];
   const open = (): Store => {
-    const store = new SqliteStore({ path, synchronous: 'normal', busyTimeoutMs: 5000 });
+    // With the credential cache on, as served by default: the contract proves it never answers stale.
+    const store = new SqliteStore({ path, synchronous: 'normal', busyTimeoutMs: 5000, credentialCacheSize: 10_000 });
     opened.push(store);
     return store;
   };

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { issueKey, keyMatches } from '../../src/domain/api-keys.ts';
 import { defineConcurrencyCases } from './concurrency-cases.ts';
+import type { Store } from '../../src/store/store.ts';
 import { account, domainCode, freshStore, isDate, newKey, type MakeStore } from './contract-support.ts';
 
 export type { MakeStore, StoreUnderTest } from './contract-support.ts';
@@ -254,6 +255,64 @@ export function defineStoreContract(engineName: string, makeStore: MakeStore): v
       assert.equal(await store.findAccount('mallory'), null, 'the account survived deletion');
       assert.equal(await store.findCredential(key.keyId), null, 'the key of a deleted account still authenticates');
       await assert.rejects(store.revokeKey(key.keyId), domainCode('key_not_found'), 'the key of a deleted account still exists');
+    });
+  });
+
+  // Engines may keep credentials in memory (SQLite does); whatever they keep, no write may be missed, not even briefly.
+  describe(`${engineName} store: credentials after writes, with no delay`, () => {
+    async function cachedOwner(store: Store, username: string) {
+      await store.createAccount(account(username, { premium: true, name: 'Before' }));
+      const key = issueKey('live');
+      await store.createKey(username, newKey(key));
+      // Read twice, so whatever an engine caches is cached before the write.
+      await store.findCredential(key.keyId);
+      assert.equal((await store.findCredential(key.keyId))?.account.name, 'Before');
+      return key;
+    }
+
+    test('a key revoked by another instance is refused by this one at once', async (t) => {
+      const subject = await freshStore(t, makeStore);
+      const key = await cachedOwner(subject.store, 'rita');
+      await subject.openAnother().revokeKey(key.keyId);
+      assert.equal((await subject.store.findCredential(key.keyId))?.revoked, true, 'the revoked key still looked valid');
+    });
+
+    test('an account deleted by another instance is gone for this one at once', async (t) => {
+      const subject = await freshStore(t, makeStore);
+      const key = await cachedOwner(subject.store, 'sam');
+      await subject.openAnother().deleteAccount('sam');
+      assert.equal(await subject.store.findCredential(key.keyId), null, 'the deleted account still authenticated');
+    });
+
+    test('name, timezone and Premium changed by another instance are read by this one at once', async (t) => {
+      const subject = await freshStore(t, makeStore);
+      const key = await cachedOwner(subject.store, 'tess');
+      const other = subject.openAnother();
+      const owner = (await other.findAccount('tess'))!;
+      await other.updateName(owner.id, 'After');
+      assert.equal((await subject.store.findCredential(key.keyId))?.account.name, 'After');
+      await other.updateTimezone(owner.id, 'Europe/Paris');
+      assert.equal((await subject.store.findCredential(key.keyId))?.account.timezone, 'Europe/Paris');
+      await other.setPremium('tess', false);
+      assert.equal((await subject.store.findCredential(key.keyId))?.account.premium, false, 'Premium removed elsewhere still held');
+    });
+
+    test("this instance's own writes are read back at once", async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      const key = await cachedOwner(store, 'uma');
+      const owner = (await store.findAccount('uma'))!;
+      await store.updateName(owner.id, 'After');
+      await store.updateTimezone(owner.id, 'Asia/Tokyo');
+      let credential = await store.findCredential(key.keyId);
+      assert.equal(credential?.account.name, 'After');
+      assert.equal(credential?.account.timezone, 'Asia/Tokyo');
+      await store.setPremium('uma', false);
+      assert.equal((await store.findCredential(key.keyId))?.account.premium, false);
+      await store.revokeKey(key.keyId);
+      credential = await store.findCredential(key.keyId);
+      assert.equal(credential?.revoked, true, 'its own revocation was not seen');
+      await store.deleteAccount('uma');
+      assert.equal(await store.findCredential(key.keyId), null, 'its own deletion was not seen');
     });
   });
 

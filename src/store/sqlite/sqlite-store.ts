@@ -5,6 +5,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { DomainError } from '../../domain/errors.ts';
 import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
 import { loadMigrations, schemaTooNewMessage, type Migration } from '../migrations.ts';
+import { CredentialCache } from '../credential-cache.ts';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
@@ -12,6 +13,8 @@ export interface SqliteStoreOptions {
   /** FULL survives power loss; NORMAL survives a process crash only. */
   readonly synchronous: 'full' | 'normal';
   readonly busyTimeoutMs: number;
+  /** Credentials kept in memory between requests (0: none); see credential-cache.ts for why this is never stale. */
+  readonly credentialCacheSize?: number;
 }
 
 type Row = Record<string, unknown>;
@@ -69,6 +72,9 @@ export class SqliteStore implements Store {
   readonly #db: DatabaseSync;
   readonly #migrations: readonly Migration[];
   readonly #statements = new Map<string, StatementSync>();
+  readonly #credentials: CredentialCache;
+  readonly #dataVersion: StatementSync;
+  #seenDataVersion: unknown = undefined;
 
   constructor(options: SqliteStoreOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
@@ -76,6 +82,19 @@ export class SqliteStore implements Store {
     this.#db.exec('PRAGMA journal_mode = WAL');
     this.#db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     this.#migrations = loadMigrations(join(import.meta.dirname, 'migrations'));
+    this.#credentials = new CredentialCache(options.credentialCacheSize ?? 0);
+    // Changes when any other connection (another worker, the CLI, a person with sqlite3) commits; never for our own.
+    this.#dataVersion = this.#db.prepare('PRAGMA data_version');
+    this.#dataVersion.setReturnArrays(true);
+  }
+
+  /** Forgets every cached credential if another connection has committed since the last look. */
+  #refreshCache(): void {
+    const version = (this.#dataVersion.get() as unknown as unknown[])[0];
+    if (version !== this.#seenDataVersion) {
+      this.#credentials.clear();
+      this.#seenDataVersion = version;
+    }
   }
 
   /** Prepared once per SQL text: parsing is most of the cost of a small query. */
@@ -207,13 +226,17 @@ export class SqliteStore implements Store {
         `UPDATE accounts SET premium = ?, updated_at = ? WHERE username = ? RETURNING ${ACCOUNT_COLUMNS}`,
       ).get(premium ? 1 : 0, new Date().toISOString(), username);
       if (row === undefined) throw accountNotFound(username);
-      return toAccount(row as Row);
+      const updated = toAccount(row as Row);
+      this.#credentials.accountChanged(updated);
+      return updated;
     });
   }
 
   deleteAccount(username: string): Promise<void> {
     return this.#run(() => {
       const result = this.#statement('DELETE FROM accounts WHERE username = ?').run(username);
+      // Its keys go with it (ON DELETE CASCADE): simplest to forget everything, deletions are rare.
+      this.#credentials.clear();
       if (result.changes === 0) throw accountNotFound(username);
     });
   }
@@ -225,7 +248,9 @@ export class SqliteStore implements Store {
     if (row === undefined) {
       throw new DomainError('not_found', 'account_not_found', 'The account was deleted while the request ran.');
     }
-    return toAccount(row as Row);
+    const updated = toAccount(row as Row);
+    this.#credentials.accountChanged(updated);
+    return updated;
   }
 
   updateName(accountId: number, name: string): Promise<Account> {
@@ -283,6 +308,7 @@ export class SqliteStore implements Store {
         new Date().toISOString(),
         keyId,
       );
+      this.#credentials.keyChanged(keyId);
       const key = this.#keyById(keyId);
       if (key === null) {
         throw new DomainError('not_found', 'key_not_found', `No API key has the id '${keyId}'.`, { field: 'key_id' });
@@ -293,17 +319,23 @@ export class SqliteStore implements Store {
 
   findCredential(keyId: string): Promise<Credential | null> {
     return this.#run(() => {
+      this.#refreshCache();
+      const cached = this.#credentials.get(keyId);
+      if (cached !== undefined) return cached;
       const row = this.#statement(
         `SELECT k.key_id, k.secret_hash, k.revoked_at, a.id, a.username, a.name, a.timezone, a.premium, a.created_at
          FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`,
       ).get(keyId) as Row | undefined;
+      // Unknown key ids are not cached: a guesser cannot fill the cache, and every miss costs the same read.
       if (row === undefined) return null;
-      return {
+      const credential = {
         keyId: String(row.key_id),
         hash: row.secret_hash as Uint8Array,
         revoked: row.revoked_at !== null,
         account: toAccount(row),
       };
+      this.#credentials.set(credential);
+      return credential;
     });
   }
 

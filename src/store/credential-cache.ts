@@ -1,0 +1,62 @@
+// A bounded in-process copy of the rows authentication reads, for engines that can tell cheaply and exactly when
+// another connection changed the database (SQLite's data_version). The engine clears it on any such change and tells
+// it of its own writes, so it never answers with a row older than the last committed write: no staleness window at all.
+import type { Account, Credential } from './store.ts';
+
+interface CachedKey {
+  readonly hash: Uint8Array;
+  readonly revoked: boolean;
+  readonly accountId: number;
+}
+
+export class CredentialCache {
+  readonly #maxEntries: number;
+  // Keys and accounts are kept apart so that an account's own write updates it once, whatever keys it has.
+  readonly #keys = new Map<string, CachedKey>();
+  readonly #accounts = new Map<number, Account>();
+
+  /** maxEntries 0 turns the cache off: every lookup misses. */
+  constructor(maxEntries: number) {
+    this.#maxEntries = maxEntries;
+  }
+
+  get size(): number {
+    return this.#keys.size;
+  }
+
+  get(keyId: string): Credential | undefined {
+    const key = this.#keys.get(keyId);
+    if (key === undefined) return undefined;
+    const account = this.#accounts.get(key.accountId);
+    if (account === undefined) return undefined;
+    return { keyId, hash: key.hash, revoked: key.revoked, account };
+  }
+
+  set(credential: Credential): void {
+    if (this.#maxEntries === 0) return;
+    if (this.#keys.size >= this.#maxEntries && !this.#keys.has(credential.keyId)) {
+      // The oldest entry goes first (a Map iterates in insertion order); its account stays until the next clear,
+      // which is at most one account per key ever cached.
+      const oldest = this.#keys.keys().next().value;
+      if (oldest !== undefined) this.#keys.delete(oldest);
+    }
+    if (this.#accounts.size >= this.#maxEntries) this.#accounts.clear();
+    this.#keys.set(credential.keyId, { hash: credential.hash, revoked: credential.revoked, accountId: credential.account.id });
+    this.#accounts.set(credential.account.id, credential.account);
+  }
+
+  /** After this process changed an account: later lookups return the row as written. */
+  accountChanged(account: Account): void {
+    if (this.#accounts.has(account.id)) this.#accounts.set(account.id, account);
+  }
+
+  /** After this process changed a key (revoked it): the next lookup reads it again. */
+  keyChanged(keyId: string): void {
+    this.#keys.delete(keyId);
+  }
+
+  clear(): void {
+    this.#keys.clear();
+    this.#accounts.clear();
+  }
+}
