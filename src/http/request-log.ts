@@ -3,6 +3,7 @@ import { LogController, type FastifyInstance, type FastifyReply, type FastifyReq
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
 import { loggablePath } from './key-redaction.ts';
+import { lazyChildLogger, logsAt } from './lazy-child-logger.ts';
 
 const LONGEST_MESSAGE = 1000;
 const DEEPEST_CAUSE = 3;
@@ -37,8 +38,8 @@ class OneLinePerRequest extends LogController {
 }
 
 /** Fastify's logging options: JSON lines on stdout, credentials redacted wherever a header object is logged. */
-export function loggingOptions(level: Config['logLevel']): Pick<FastifyServerOptions, 'logger' | 'logController'> {
-  return { logger: loggerSettings(level), logController: new OneLinePerRequest() };
+export function loggingOptions(level: Config['logLevel']): Pick<FastifyServerOptions, 'logger' | 'logController' | 'childLoggerFactory'> {
+  return { logger: loggerSettings(level), logController: new OneLinePerRequest(), childLoggerFactory: lazyChildLogger };
 }
 
 function loggerSettings(level: Config['logLevel']): NonNullable<Exclude<FastifyServerOptions['logger'], boolean>> {
@@ -59,6 +60,7 @@ function loggerSettings(level: Config['logLevel']): NonNullable<Exclude<FastifyS
 
 /** The one line written when an answer has been sent; the request's logger adds its `reqId`. */
 export function logResponse(request: FastifyRequest, reply: FastifyReply): void {
+  if (!logsAt(request.log, 'info')) return;
   const line: Record<string, unknown> = {
     method: request.method,
     route: request.routeOptions.url ?? 'unmatched',

@@ -1,0 +1,72 @@
+// The per-request logger stand-in: writes exactly what a pino child would, with its bindings, and only when enabled.
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { test } from 'node:test';
+import pino from 'pino';
+
+import type { FastifyBaseLogger } from 'fastify';
+import { LazyChildLogger, logsAt } from '../../../src/http/lazy-child-logger.ts';
+
+const lazyChild = (parent: FastifyBaseLogger, bindings: Record<string, unknown>) =>
+  new LazyChildLogger(parent, bindings, {}) as unknown as FastifyBaseLogger;
+
+function capture(level: string) {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  const parent = pino({ level }, stream);
+  let children = 0;
+  const countingParent = Object.assign(Object.create(parent) as typeof parent, {
+    child: (...args: Parameters<typeof parent.child>) => {
+      children++;
+      return parent.child(...args);
+    },
+  });
+  return { lines, parent: countingParent, children: () => children };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+test('at warn, info and debug lines are dropped without making a child; warn is written with the bindings', async () => {
+  const { lines, parent, children } = capture('warn');
+  const log = lazyChild(parent, { reqId: 'r-1' });
+  assert.equal(logsAt(log, 'info'), false);
+  assert.equal(logsAt(log, 'warn'), true);
+  log.info({ a: 1 }, 'not written');
+  log.debug('not written either');
+  assert.equal(children(), 0, 'a child was made for lines that are not written');
+  log.warn({ b: 2 }, 'written');
+  log.error('also written');
+  await settle();
+  assert.equal(children(), 1, 'one child for every line of the request');
+  assert.deepEqual(
+    lines.map((line) => [line.level, line.reqId, line.msg, line.b]),
+    [
+      [40, 'r-1', 'written', 2],
+      [50, 'r-1', 'also written', undefined],
+    ],
+  );
+});
+
+test('at info, info lines are written; level reports the parent level', async () => {
+  const { lines, parent } = capture('info');
+  const log = lazyChild(parent, { reqId: 'r-2' });
+  assert.equal(log.level, 'info');
+  log.info({ statusCode: 200 }, 'request completed');
+  log.debug('dropped');
+  await settle();
+  assert.deepEqual(lines.map((line) => [line.msg, line.reqId, line.statusCode]), [['request completed', 'r-2', 200]]);
+});
+
+test('silent writes nothing at any level', async () => {
+  const { lines, parent } = capture('silent');
+  const log = lazyChild(parent, { reqId: 'r-3' });
+  log.fatal('no');
+  await settle();
+  assert.equal(lines.length, 0);
+  assert.equal(logsAt(log, 'fatal'), false);
+});
