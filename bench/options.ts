@@ -24,6 +24,10 @@ export interface BenchOptions {
   readonly out: string;
   /** Appended to `account-api serve` (for instance `--workers 2` once the service has it). */
   readonly serviceArgs: readonly string[];
+  /** Table 1 only these calls (ids as in calls.ts); null: all. */
+  readonly calls: readonly string[] | null;
+  /** Where the service of table 1 writes a CPU profile (node --cpu-prof); null: not profiled. */
+  readonly profileDir: string | null;
 }
 
 export const USAGE = `npm run bench -- [options]     (or: node bench/run.ts [options])
@@ -36,6 +40,8 @@ export const USAGE = `npm run bench -- [options]     (or: node bench/run.ts [opt
   --starts N             timed service starts (median)         BENCH_STARTS        default 5
   --rounds N             repeat every measurement, take medians BENCH_ROUNDS       default 1
   --service-arg ARG      add ARG to \`account-api serve\` (repeatable), e.g. --service-arg=--workers --service-arg=2
+  --calls L              table 1 only for these calls, e.g. user,timezones-304 (ids in bench/calls.ts)
+  --profile DIR          the service of table 1 writes a CPU profile there (node --cpu-prof), for flame graphs
   --out DIR              where results.md and results.svg go   BENCH_OUT           default bench/ (smoke: a temp dir)
   --smoke                tiny numbers (~20 s) to check the bench itself works; its figures mean nothing
 `;
@@ -69,6 +75,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
         rounds: { type: 'string' },
         out: { type: 'string' },
         'service-arg': { type: 'string', multiple: true },
+        calls: { type: 'string' },
+        profile: { type: 'string' },
         smoke: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
@@ -89,6 +97,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
       starts: positive('--starts', pick(values.starts, 'BENCH_STARTS', '5', '1'), true),
       rounds: positive('--rounds', pick(values.rounds, 'BENCH_ROUNDS', '1', '1'), true),
       serviceArgs: values['service-arg'] ?? [],
+      calls: values.calls === undefined ? null : values.calls.split(',').map((id) => id.trim()),
+      profileDir: values.profile === undefined ? null : resolve(cwd, values.profile),
       // A smoke run never overwrites the committed results unless told to.
       out: resolve(cwd, values.out ?? env.BENCH_OUT ?? (smoke ? mkdtempSync(join(tmpdir(), 'account-api-bench-smoke-')) : import.meta.dirname)),
     };

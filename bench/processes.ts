@@ -47,9 +47,15 @@ function stopper(child: ChildProcess): () => Promise<void> {
   };
 }
 
-/** Runs `node SCRIPT ARGS` (with this same Node) and resolves once it says `... listening at URL`. */
-export function startServer(name: string, script: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs `node [NODE_ARGS] SCRIPT ARGS` (with this same Node) and resolves once it says `... listening at URL`. */
+export function startServer(
+  name: string,
+  script: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  nodeArgs: readonly string[] = [],
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   const stop = stopper(child);
   return new Promise((done, fail) => {

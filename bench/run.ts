@@ -19,8 +19,8 @@ const BUDGET = '1000000000';
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const running = new Set<ServerProcess>();
 
-async function start(name: string, script: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<ServerProcess> {
-  const server = await startServer(name, script, args, env);
+async function start(name: string, script: string, args: readonly string[], env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = []): Promise<ServerProcess> {
+  const server = await startServer(name, script, args, env, nodeArgs);
   running.add(server);
   return server;
 }
@@ -165,8 +165,14 @@ async function run(options: BenchOptions, command: string, work: string): Promis
     amount: options.amount,
   };
   const db = (name: string) => join(work, `${name}.db`);
-  const startService = (name: string, database: string) =>
-    start(name, SERVICE_MAIN, ['serve', '--host', '127.0.0.1', '--port', '0', ...options.serviceArgs], { ...serviceEnv, DATABASE_URL: `sqlite:${database}` });
+  const startService = (name: string, database: string, nodeArgs: readonly string[] = []) =>
+    start(
+      name,
+      SERVICE_MAIN,
+      ['serve', '--host', '127.0.0.1', '--port', '0', ...options.serviceArgs],
+      { ...serviceEnv, DATABASE_URL: `sqlite:${database}` },
+      nodeArgs,
+    );
 
   log(`${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load average ${machine.loadAverage.toFixed(1)}; work files in ${work}`);
   if (machine.loadAverage > machine.cores / 2) log('  warning: this machine is busy with other work; expect noisy figures');
@@ -188,16 +194,19 @@ async function run(options: BenchOptions, command: string, work: string): Promis
   for (const name of ['service', 'ceiling', 'express']) copyDatabase(base, db(name));
   const peerArgs = ['--host', '127.0.0.1', '--port', '0', '--headers', headersFile];
   // All are started now but only one is ever under load: measured back to back per endpoint, they see the same machine.
-  const service = await startService('service', db('service'));
+  const profiling = options.profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`];
+  const service = await startService('service', db('service'), profiling);
   const ceiling = await start('ceiling', CEILING, [...peerArgs, '--accounts', accountsFile], baseEnv);
   const sqliteCeiling = await start('ceiling+sqlite', CEILING, [...peerArgs, '--accounts', accountsFile, '--sqlite', db('ceiling')], baseEnv);
   const express = await start('express', EXPRESS, [...peerArgs, '--database', db('express')], baseEnv);
-  const jobs: Job[] = BENCH_CALLS.flatMap((call) =>
+  const tableCalls = options.calls === null ? BENCH_CALLS : BENCH_CALLS.filter((call) => options.calls!.includes(call.id));
+  if (tableCalls.length === 0) throw new Error(`--calls names none of ${BENCH_CALLS.map((call) => call.id).join(', ')}`);
+  const jobs: Job[] = tableCalls.flatMap((call) =>
     [service, ceiling, ...(call.writes ? [sqliteCeiling] : []), express].map((server) => ({ key: `${server.name} ${call.id}`, server, call, settings })),
   );
   const cells = await measureInTurn(jobs, options.rounds, accounts, reference.answers);
   const cell = (server: ServerProcess, call: BenchCall) => cells.get(`${server.name} ${call.id}`)!;
-  const endpoints: EndpointRow[] = BENCH_CALLS.map((call) => ({
+  const endpoints: EndpointRow[] = tableCalls.map((call) => ({
     call,
     service: cell(service, call),
     ceiling: cell(call.writes ? sqliteCeiling : ceiling, call),
