@@ -71,9 +71,9 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
   app.server.maxConnections = config.connections.maxConnections;
 
   if (config.environment === 'sandbox') {
-    app.addHook('onSend', async (_request, reply, payload) => {
+    app.addHook('onSend', (_request, reply, payload, done) => {
       reply.header('X-Environment', 'sandbox');
-      return payload;
+      done(null, payload);
     });
   }
 

@@ -108,7 +108,9 @@ export const authenticate = fp(
         reportFailure(request, 'credentials_required', undefined);
         throw unauthenticated('credentials_required', 'This endpoint needs HTTP Basic credentials: your username and an API key.');
       }
-      await app.rateBudgets.checkFailedAuth(request);
+      // Budgets kept in this process answer synchronously; only Redis-backed ones return a promise to wait for.
+      const checked = app.rateBudgets.checkFailedAuth(request);
+      if (checked !== undefined) await checked;
       let identified: { account: Account; keyId: string };
       try {
         identified = await identify(header, request);
@@ -125,7 +127,8 @@ export const authenticate = fp(
       }
       request.caller = identified.account;
       request.keyId = identified.keyId;
-      await app.rateBudgets.charge(request, reply, access);
+      const charged = app.rateBudgets.charge(request, reply, access);
+      if (charged !== undefined) await charged;
     });
   },
   { name: 'authenticate', dependencies: ['rate-limits'] },

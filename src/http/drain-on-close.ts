@@ -19,16 +19,18 @@ export const drainOnClose = fp(
   async function drainOnClose(app: FastifyInstance, options: DrainOnCloseOptions) {
     let draining = false;
 
-    app.addHook('onRequest', async () => {
-      if (!draining) return;
-      throw new HttpError(503, 'shutting_down', 'This server is shutting down; retry, and another instance will answer.', {
-        headers: { 'Retry-After': String(options.retryAfterSeconds), Connection: 'close' },
-      });
+    app.addHook('onRequest', (_request, _reply, done) => {
+      if (!draining) return done();
+      done(
+        new HttpError(503, 'shutting_down', 'This server is shutting down; retry, and another instance will answer.', {
+          headers: { 'Retry-After': String(options.retryAfterSeconds), Connection: 'close' },
+        }),
+      );
     });
 
-    app.addHook('onSend', async (_request, reply, payload) => {
+    app.addHook('onSend', (_request, reply, payload, done) => {
       if (draining) reply.header('Connection', 'close');
-      return payload;
+      done(null, payload);
     });
 
     app.addHook('preClose', async () => {

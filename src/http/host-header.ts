@@ -11,10 +11,11 @@ export interface RequireHostOptions {
 /** Pairs with `requireHostHeader: false` in the server options (connectionOptions), which hands the check to us. */
 export const requireHost = fp(
   async function requireHost(app: FastifyInstance, options: RequireHostOptions) {
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', (request, _reply, done) => {
       if (request.headers.host === undefined && options.versions.includes(request.raw.httpVersion)) {
-        throw new HttpError(400, 'malformed_request', 'An HTTP/1.1 request must carry a Host header.');
+        return done(new HttpError(400, 'malformed_request', 'An HTTP/1.1 request must carry a Host header.'));
       }
+      done();
     });
   },
   { name: 'require-host' },

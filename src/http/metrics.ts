@@ -83,8 +83,9 @@ function digest(text: string): Buffer {
 export const metricsEndpoint = fp(
   async function metricsEndpoint(app: FastifyInstance, options: MetricsEndpointOptions) {
     const { metrics, token } = options;
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       if (request.routeOptions.url !== METRICS_PATH) metrics.observe(request, reply);
+      done();
     });
     if (token === null) return;
 

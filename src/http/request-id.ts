@@ -18,8 +18,10 @@ export function requestIdFor(header: string | string[] | undefined, random: () =
 /** Echoes the id as early as possible, so answers sent by any later hook carry it too (failures also set it themselves). */
 export const requestIds = fp(
   async function requestIds(app: FastifyInstance) {
-    app.addHook('onRequest', async (request, reply) => {
+    // Callback-style hooks here and in the other per-request plugins: an async hook costs a promise and a microtask turn.
+    app.addHook('onRequest', (request, reply, done) => {
       reply.header('X-Request-Id', request.id);
+      done();
     });
   },
   { name: 'request-ids' },

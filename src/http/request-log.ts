@@ -76,7 +76,10 @@ export function logResponse(request: FastifyRequest, reply: FastifyReply): void 
 /** Writes logResponse's line for every answer that went through Fastify's hooks. */
 export const requestLog = fp(
   async function requestLog(app: FastifyInstance) {
-    app.addHook('onResponse', async (request, reply) => logResponse(request, reply));
+    app.addHook('onResponse', (request, reply, done) => {
+      logResponse(request, reply);
+      done();
+    });
   },
   { name: 'request-log', dependencies: ['failure-responses'] },
 );

@@ -26,14 +26,11 @@ export const securityHeaders = fp(
   async function securityHeaders(app: FastifyInstance, options: SecurityHeadersOptions) {
     // The same headers @fastify/helmet would send, computed once: helmet rebuilt its middleware on every request, which the
     // profile showed at 3-4% of the CPU of a GET (npm run bench; see bench/results.md), for headers that never change.
-    const headers = fixedSecurityHeaders(options);
-    app.addHook('onRequest', async (_request, reply) => {
+    // Answers carry account data: no cache may keep them unless a route says otherwise later (the timezone list does).
+    const headers = { ...fixedSecurityHeaders(options), 'Cache-Control': 'no-store' };
+    app.addHook('onRequest', (_request, reply, done) => {
       reply.headers(headers);
-    });
-    // Answers carry account data: no cache may keep them unless a route says otherwise (the timezone list does).
-    app.addHook('onSend', async (_request, reply, payload) => {
-      if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
-      return payload;
+      done();
     });
   },
   { name: 'security-headers' },
