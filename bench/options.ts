@@ -28,6 +28,8 @@ export interface BenchOptions {
   readonly calls: readonly string[] | null;
   /** Where the service of table 1 writes a CPU profile (node --cpu-prof); null: not profiled. */
   readonly profileDir: string | null;
+  /** Given to Node before the service's script (every service of both tables), e.g. --max-semi-space-size=4. */
+  readonly serviceNodeArgs: readonly string[];
 }
 
 export const USAGE = `npm run bench -- [options]     (or: node bench/run.ts [options])
@@ -42,6 +44,7 @@ export const USAGE = `npm run bench -- [options]     (or: node bench/run.ts [opt
   --service-arg ARG      add ARG to \`account-api serve\` (repeatable), e.g. --service-arg=--workers --service-arg=2
   --calls L              table 1 only for these calls, e.g. user,timezones-304 (ids in bench/calls.ts)
   --profile DIR          the service of table 1 writes a CPU profile there (node --cpu-prof), for flame graphs
+  --service-node-arg ARG give ARG to Node for the service (repeatable), e.g. --service-node-arg=--max-semi-space-size=4
   --out DIR              where results.md and results.svg go   BENCH_OUT           default bench/ (smoke: a temp dir)
   --smoke                tiny numbers (~20 s) to check the bench itself works; its figures mean nothing
 `;
@@ -77,6 +80,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
         'service-arg': { type: 'string', multiple: true },
         calls: { type: 'string' },
         profile: { type: 'string' },
+        'service-node-arg': { type: 'string', multiple: true },
         smoke: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
@@ -99,6 +103,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
       serviceArgs: values['service-arg'] ?? [],
       calls: values.calls === undefined ? null : values.calls.split(',').map((id) => id.trim()),
       profileDir: values.profile === undefined ? null : resolve(cwd, values.profile),
+      serviceNodeArgs: values['service-node-arg'] ?? [],
       // A smoke run never overwrites the committed results unless told to.
       out: resolve(cwd, values.out ?? env.BENCH_OUT ?? (smoke ? mkdtempSync(join(tmpdir(), 'account-api-bench-smoke-')) : import.meta.dirname)),
     };

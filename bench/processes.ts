@@ -133,9 +133,14 @@ function statusOf(url: string): Promise<number | null> {
  * Milliseconds from spawning the service to its first 200 on GET /api/v0/hello (polled every 2 ms), then stops it.
  * `args` must make it listen on `port`.
  */
-export async function timeToFirstAnswer(args: readonly string[], port: number, env: NodeJS.ProcessEnv): Promise<number> {
+export async function timeToFirstAnswer(
+  args: readonly string[],
+  port: number,
+  env: NodeJS.ProcessEnv,
+  nodeArgs: readonly string[] = [],
+): Promise<number> {
   const started = performance.now();
-  const child = spawn(process.execPath, [SERVICE_MAIN, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, SERVICE_MAIN, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   collect(child, output);
   const stop = stopper(child);

@@ -139,7 +139,8 @@ async function startTimes(
   const times: number[] = [];
   for (let i = 0; i < options.starts; i++) {
     const port = await freePort();
-    times.push(await timeToFirstAnswer(['serve', '--host', '127.0.0.1', '--port', String(port), ...options.serviceArgs], port, { ...env, DATABASE_URL: `sqlite:${database}` }));
+    const args = ['serve', '--host', '127.0.0.1', '--port', String(port), ...options.serviceArgs];
+    times.push(await timeToFirstAnswer(args, port, { ...env, DATABASE_URL: `sqlite:${database}` }, options.serviceNodeArgs));
   }
   log(`  start to first answer with ${accounts.toLocaleString('en-US')} accounts: ${times.map((t) => `${Math.round(t)} ms`).join(', ')}`);
   return { accounts, samplesMs: times };
@@ -171,7 +172,7 @@ async function run(options: BenchOptions, command: string, work: string): Promis
       SERVICE_MAIN,
       ['serve', '--host', '127.0.0.1', '--port', '0', ...options.serviceArgs],
       { ...serviceEnv, DATABASE_URL: `sqlite:${database}` },
-      nodeArgs,
+      [...options.serviceNodeArgs, ...nodeArgs],
     );
 
   log(`${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load average ${machine.loadAverage.toFixed(1)}; work files in ${work}`);
