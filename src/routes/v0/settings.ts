@@ -18,8 +18,8 @@ const TIMEZONES_DESCRIPTION = 'Data is a list of valid timezones.';
 export async function settingsRoutes(app: FastifyInstance, options: SettingsRoutesOptions) {
   const { store, timezones } = options;
 
-  // The list changes only with a new build, so its body and validator are computed once.
-  const timezonesBody = JSON.stringify(success(timezones.zones, { description: TIMEZONES_DESCRIPTION }));
+  // The list changes only with a new build, so its body (already UTF-8, ~9 KB) and validator are computed once.
+  const timezonesBody = Buffer.from(JSON.stringify(success(timezones.zones, { description: TIMEZONES_DESCRIPTION })));
   const timezonesEtag = `"tz-${timezones.tzdata}-${createHash('sha256').update(timezonesBody).digest('base64url').slice(0, 16)}"`;
 
   app.get('/settings', {
