@@ -65,9 +65,24 @@ async function measureOne(job: Job, accounts: BenchAccounts, reference: readonly
 /** One measurement to take: a call on a server under a load. */
 interface Job {
   readonly key: string;
+  /** Jobs compared with each other (one endpoint on every server, or one connection count on every size). */
+  readonly group: string;
   readonly server: ServerProcess;
   readonly call: BenchCall;
   readonly settings: LoadSettings;
+}
+
+/**
+ * The jobs of each group in turn, the group's first job moving one place each round: whoever is measured first (or last)
+ * in a group does not stay so, so drift within a group (the machine warming, the bench's own garbage) favours no server.
+ */
+function inRoundOrder(jobs: readonly Job[], round: number): Job[] {
+  const groups = new Map<string, Job[]>();
+  for (const job of jobs) groups.set(job.group, [...(groups.get(job.group) ?? []), job]);
+  return [...groups.values()].flatMap((members) => {
+    const shift = (round - 1) % members.length;
+    return [...members.slice(shift), ...members.slice(0, shift)];
+  });
 }
 
 /**
@@ -84,7 +99,7 @@ async function measureInTurn(
   const problems = new Map<string, string>();
   for (let round = 1; round <= rounds; round++) {
     if (rounds > 1) log(`  round ${round} of ${rounds}`);
-    for (const job of jobs) {
+    for (const job of inRoundOrder(jobs, round)) {
       if (problems.has(job.key)) continue;
       const cell = await measureOne(job, accounts, references.get(job.call.id) ?? null);
       if (cell.ok) samples.set(job.key, [...(samples.get(job.key) ?? []), cell.value]);
@@ -203,7 +218,13 @@ async function run(options: BenchOptions, command: string, work: string): Promis
   const tableCalls = options.calls === null ? BENCH_CALLS : BENCH_CALLS.filter((call) => options.calls!.includes(call.id));
   if (tableCalls.length === 0) throw new Error(`--calls names none of ${BENCH_CALLS.map((call) => call.id).join(', ')}`);
   const jobs: Job[] = tableCalls.flatMap((call) =>
-    [service, ceiling, ...(call.writes ? [sqliteCeiling] : []), express].map((server) => ({ key: `${server.name} ${call.id}`, server, call, settings })),
+    [service, ceiling, ...(call.writes ? [sqliteCeiling] : []), express].map((server) => ({
+      key: `${server.name} ${call.id}`,
+      group: call.id,
+      server,
+      call,
+      settings,
+    })),
   );
   const cells = await measureInTurn(jobs, options.rounds, accounts, reference.answers);
   const cell = (server: ServerProcess, call: BenchCall) => cells.get(`${server.name} ${call.id}`)!;
@@ -238,7 +259,13 @@ async function run(options: BenchOptions, command: string, work: string): Promis
   }
   for (const size of options.accounts) services.push(await startService(`service ${size}`, db(`scale-${size}`)));
   const scaleJobs: Job[] = options.scaleConnections.flatMap((connections) =>
-    services.map((server) => ({ key: `${server.name} ${connections}`, server, call: userCall, settings: { ...settings, connections } })),
+    services.map((server) => ({
+      key: `${server.name} ${connections}`,
+      group: String(connections),
+      server,
+      call: userCall,
+      settings: { ...settings, connections },
+    })),
   );
   const scaleCells = await measureInTurn(scaleJobs, options.rounds, accounts, reference.answers);
   const scaling: ScaleRow[] = [];
