@@ -37,7 +37,7 @@ export class LocalCounters implements RateCounters {
   /** `maxKeys`: past it, the oldest windows are dropped even unexpired (memory stays bounded under address churn). */
   constructor(windowMs: number, options: { maxKeys?: number; now?: () => number } = {}) {
     this.#windowMs = windowMs;
-    this.#maxKeys = options.maxKeys ?? 1_000_000;
+    this.#maxKeys = options.maxKeys ?? 20_000;
     this.#now = options.now ?? Date.now;
   }
 
