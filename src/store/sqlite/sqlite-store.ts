@@ -70,6 +70,27 @@ function translate(error: unknown): unknown {
   return error;
 }
 
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Switching a database to WAL takes an exclusive lock. Two processes opening a new database at the same instant (two CLI
+ * commands, say) can deadlock on it, and SQLite then answers SQLITE_BUSY at once instead of calling the busy handler; so
+ * this waits and retries, synchronously (it runs while opening), for as long as the busy timeout allows.
+ */
+export function enableWal(db: Pick<DatabaseSync, 'exec'>, busyTimeoutMs: number, now: () => number = Date.now): void {
+  const deadline = now() + busyTimeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL');
+      return;
+    } catch (error) {
+      const errcode = (error as { errcode?: number }).errcode;
+      if (errcode === undefined || (errcode & 0xff) !== SQLITE_BUSY || now() >= deadline) throw error;
+      Atomics.wait(pause, 0, 0, Math.min(50, 2 ** attempt));
+    }
+  }
+}
+
 const ACCOUNT_COLUMNS = 'id, username, name, timezone, premium, created_at';
 const KEY_COLUMNS =
   'k.key_id, a.username, k.label, k.display_prefix, k.created_at, k.last_used_at, k.revoked_at';
@@ -87,7 +108,7 @@ export class SqliteStore implements Store {
   constructor(options: SqliteStoreOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     this.#db = new DatabaseSync(options.path, { enableForeignKeyConstraints: true, timeout: options.busyTimeoutMs });
-    this.#db.exec('PRAGMA journal_mode = WAL');
+    enableWal(this.#db, options.busyTimeoutMs);
     this.#db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     this.#migrations = loadMigrations(join(import.meta.dirname, 'migrations'));
     this.#credentials = new CredentialCache(options.credentialCacheSize ?? 0);

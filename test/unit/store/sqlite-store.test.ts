@@ -8,7 +8,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 
 import { issueKey, KEY_PREFIXES } from '../../../src/domain/api-keys.ts';
-import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
+import { enableWal, SqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 
 let dir: string;
 let counter = 0;
@@ -137,5 +137,48 @@ describe('SQLite store', () => {
       const again = await store.updateName(ids[0]!, 'after');
       assert.equal(again.name, 'after', 'the store did not recover once the lock was gone');
     });
+  });
+});
+
+describe('enableWal', () => {
+  const busy = () => Object.assign(new Error('database is locked'), { errcode: 5 });
+
+  test('retries while SQLite answers SQLITE_BUSY, then succeeds', () => {
+    let calls = 0;
+    const db = {
+      exec(sql: string) {
+        assert.equal(sql, 'PRAGMA journal_mode = WAL');
+        calls++;
+        if (calls < 4) throw busy();
+      },
+    };
+    enableWal(db, 5000);
+    assert.equal(calls, 4);
+  });
+
+  test('gives up with the SQLite error once the busy timeout has passed', () => {
+    let clock = 0;
+    let calls = 0;
+    const db = {
+      exec() {
+        calls++;
+        clock += 100;
+        throw busy();
+      },
+    };
+    assert.throws(() => enableWal(db, 250, () => clock), /database is locked/);
+    assert.equal(calls, 3, 'it tried past the timeout, or not until it');
+  });
+
+  test('any other error is thrown at once', () => {
+    let calls = 0;
+    const db = {
+      exec() {
+        calls++;
+        throw Object.assign(new Error('disk I/O error'), { errcode: 10 });
+      },
+    };
+    assert.throws(() => enableWal(db, 5000), /disk I\/O error/);
+    assert.equal(calls, 1);
   });
 });
