@@ -1,6 +1,8 @@
 // Reads a folder of numbered SQL files (001_initial.sql, ...) as an ordered list of migrations; each engine keeps its own folder.
+// Also the schema checks both engines make against the versions their schema_migrations table lists.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DomainError } from '../domain/errors.ts';
 
 export interface Migration {
   readonly version: number;
@@ -28,10 +30,30 @@ export function loadMigrations(dir: string): Migration[] {
   return migrations;
 }
 
-/** The message both engines give when a newer build has migrated the database past what this build knows. */
-export function schemaTooNewMessage(found: number, newest: number): string {
-  return (
-    `The database schema is at version ${found}, newer than this build of account-api knows (${newest}). ` +
-    'Run the newer build, or restore a backup made before it migrated.'
-  );
+/** Refuses a database a newer build has migrated past what this build knows (after a rollback, say). */
+export function assertNotNewer(applied: readonly number[], migrations: readonly Migration[]): void {
+  const newest = migrations.at(-1)?.version ?? 0;
+  const unknown = applied.filter((version) => version > newest);
+  if (unknown.length > 0) {
+    const found = Math.max(...unknown);
+    throw new DomainError(
+      'internal',
+      'schema_too_new',
+      `The database schema is at version ${found}, newer than this build of account-api knows (${newest}). ` +
+        'Run the newer build, or restore a backup made before it migrated.',
+    );
+  }
+}
+
+/** What checkSchema promises: not migrated by a newer build, and nothing of this build's left to apply. */
+export function assertSchemaCurrent(applied: readonly number[], migrations: readonly Migration[]): void {
+  assertNotNewer(applied, migrations);
+  const missing = migrations.filter((migration) => !applied.includes(migration.version));
+  if (missing.length > 0) {
+    throw new DomainError(
+      'internal',
+      'schema_outdated',
+      `The database is missing migrations ${missing.map((m) => m.version).join(', ')}; run 'account-api migrate'.`,
+    );
+  }
 }

@@ -1,7 +1,6 @@
 // Brings a PostgreSQL database to this build's schema, safely when several instances start at once.
 import pg from 'pg';
-import { DomainError } from '../../domain/errors.ts';
-import { schemaTooNewMessage, type Migration } from '../migrations.ts';
+import { assertNotNewer, type Migration } from '../migrations.ts';
 import type { MigrationReport } from '../store.ts';
 import { translatePgError } from './pg-errors.ts';
 
@@ -11,27 +10,6 @@ export const MIGRATION_LOCK_KEY = '7263017455301265218';
 export interface MigrationConnection {
   readonly url: string;
   readonly connectTimeoutMs: number;
-}
-
-function assertNotNewer(applied: readonly number[], migrations: readonly Migration[]): void {
-  const newest = migrations.at(-1)?.version ?? 0;
-  const unknown = applied.filter((version) => version > newest);
-  if (unknown.length > 0) {
-    throw new DomainError('internal', 'schema_too_new', schemaTooNewMessage(Math.max(...unknown), newest));
-  }
-}
-
-/** What checkSchema promises: not migrated by a newer build, and nothing of this build's left to apply. */
-export function assertSchemaCurrent(applied: readonly number[], migrations: readonly Migration[]): void {
-  assertNotNewer(applied, migrations);
-  const missing = migrations.filter((migration) => !applied.includes(migration.version));
-  if (missing.length > 0) {
-    throw new DomainError(
-      'internal',
-      'schema_outdated',
-      `The database is missing migrations ${missing.map((m) => m.version).join(', ')}; run 'account-api migrate'.`,
-    );
-  }
 }
 
 /**

@@ -4,7 +4,8 @@ import pg from 'pg';
 import { DomainError } from '../../domain/errors.ts';
 import { loadMigrations, type Migration } from '../migrations.ts';
 import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
-import { applyMigrations, assertSchemaCurrent } from './migrate.ts';
+import { assertSchemaCurrent } from '../migrations.ts';
+import { applyMigrations } from './migrate.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
 
 export interface PostgresStoreOptions {

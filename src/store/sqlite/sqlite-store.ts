@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { DomainError } from '../../domain/errors.ts';
 import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
-import { loadMigrations, schemaTooNewMessage, type Migration } from '../migrations.ts';
+import { assertNotNewer, assertSchemaCurrent, loadMigrations, type Migration } from '../migrations.ts';
 import { CredentialCache } from '../credential-cache.ts';
 
 export interface SqliteStoreOptions {
@@ -167,19 +167,11 @@ export class SqliteStore implements Store {
       .map((row) => Number(row.version));
   }
 
-  #assertNotNewer(applied: readonly number[]): void {
-    const newest = this.#migrations.at(-1)?.version ?? 0;
-    const unknown = applied.filter((version) => version > newest);
-    if (unknown.length > 0) {
-      throw new DomainError('internal', 'schema_too_new', schemaTooNewMessage(Math.max(...unknown), newest));
-    }
-  }
-
   migrate(): Promise<MigrationReport> {
     return this.#run(() =>
       this.#transaction(() => {
         const applied = this.#appliedVersions();
-        this.#assertNotNewer(applied);
+        assertNotNewer(applied, this.#migrations);
         const done = new Set(applied);
         const now = new Date().toISOString();
         const newlyApplied: number[] = [];
@@ -197,18 +189,7 @@ export class SqliteStore implements Store {
   }
 
   checkSchema(): Promise<void> {
-    return this.#run(() => {
-      const applied = this.#appliedVersions();
-      this.#assertNotNewer(applied);
-      const missing = this.#migrations.filter((migration) => !applied.includes(migration.version));
-      if (missing.length > 0) {
-        throw new DomainError(
-          'internal',
-          'schema_outdated',
-          `The database is missing migrations ${missing.map((m) => m.version).join(', ')}; run 'account-api migrate'.`,
-        );
-      }
-    });
+    return this.#run(() => assertSchemaCurrent(this.#appliedVersions(), this.#migrations));
   }
 
   createAccount(account: NewAccount): Promise<Account> {
