@@ -20,6 +20,11 @@ export class CredentialCache {
     this.#maxEntries = maxEntries;
   }
 
+  /** false when built with maxEntries 0: then there is nothing to keep fresh either. */
+  get enabled(): boolean {
+    return this.#maxEntries > 0;
+  }
+
   get size(): number {
     return this.#keys.size;
   }

@@ -269,7 +269,7 @@ export class PostgresStore implements Store {
     if (row === undefined) return null;
     return {
       keyId: String(row.key_id),
-      hash: new Uint8Array(row.secret_hash as Buffer),
+      hash: row.secret_hash as Buffer, // a Buffer is a Uint8Array: no copy
       revoked: row.revoked_at !== null,
       account: toAccount(row),
     };

@@ -92,6 +92,11 @@ export function enableWal(db: Pick<DatabaseSync, 'exec'>, busyTimeoutMs: number,
 }
 
 const ACCOUNT_COLUMNS = 'id, username, name, timezone, premium, created_at';
+// Built once: every POST /settings and POST /user runs one of these, and #statement finds its prepared form by this text.
+const UPDATE_ACCOUNT = {
+  name: `UPDATE accounts SET name = ?, updated_at = ? WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`,
+  timezone: `UPDATE accounts SET timezone = ?, updated_at = ? WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`,
+} as const;
 const KEY_COLUMNS =
   'k.key_id, a.username, k.label, k.display_prefix, k.created_at, k.last_used_at, k.revoked_at';
 
@@ -253,9 +258,7 @@ export class SqliteStore implements Store {
   }
 
   #updateAccount(accountId: number, column: 'name' | 'timezone', value: string): Account {
-    const row = this.#statement(
-      `UPDATE accounts SET ${column} = ?, updated_at = ? WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`,
-    ).get(value, new Date().toISOString(), accountId);
+    const row = this.#statement(UPDATE_ACCOUNT[column]).get(value, new Date().toISOString(), accountId);
     if (row === undefined) {
       throw new DomainError('not_found', 'account_not_found', 'The account was deleted while the request ran.');
     }
@@ -374,7 +377,7 @@ export class SqliteStore implements Store {
 
   findCredential(keyId: string): Promise<Credential | null> {
     return this.#run(() => {
-      this.#refreshCache();
+      if (this.#credentials.enabled) this.#refreshCache();
       const cached = this.#credentials.get(keyId);
       if (cached !== undefined) return cached;
       const row = this.#statement(

@@ -24,6 +24,8 @@ test('holds at most maxEntries keys, dropping the oldest first', () => {
 
 test('size 0 caches nothing', () => {
   const cache = new CredentialCache(0);
+  assert.equal(cache.enabled, false);
+  assert.equal(new CredentialCache(1).enabled, true);
   cache.set(credential('key1', account(1)));
   assert.equal(cache.get('key1'), undefined);
   assert.equal(cache.size, 0);
