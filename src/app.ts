@@ -6,7 +6,8 @@ import { authenticate } from './http/authenticate.ts';
 import { cors } from './http/cors.ts';
 import { metricsEndpoint, type Metrics } from './http/metrics.ts';
 import { requestIdFor, requestIds } from './http/request-id.ts';
-import { logResponse, loggingOptions, requestLog } from './http/request-log.ts';
+import { answerRecords, recordAnswer } from './http/answer-records.ts';
+import { loggingOptions } from './http/request-log.ts';
 import { fixedSecurityHeaders, securityHeaders } from './http/security-headers.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { connectionOptions } from './http/connection-limits.ts';
@@ -43,7 +44,7 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
     ...(config.environment === 'sandbox' ? { 'X-Environment': 'sandbox' } : {}),
   };
   const app = Fastify({
-    // One line per answer (requestLog) instead of Fastify's two, which would also log the query string.
+    // One line per answer (answerRecords) instead of Fastify's two, which would also log the query string.
     ...loggingOptions(config.logLevel),
     requestIdHeader: false,
     genReqId: (request) => requestIdFor(request.headers['x-request-id']),
@@ -55,10 +56,7 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     frameworkErrors: (error, request, reply) => {
       reply.headers(hooklessHeaders);
-      reply.raw.once('close', () => {
-        logResponse(request, reply);
-        metrics.observe(request, reply);
-      });
+      reply.raw.once('close', () => recordAnswer(request, reply, metrics));
       sendFailure(error, request, reply);
     },
     ...connectionOptions(config.connections),
@@ -79,7 +77,7 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
 
   app.register(failureResponses, { apiPrefix: config.apiPrefix });
   app.register(requestIds);
-  app.register(requestLog);
+  app.register(answerRecords, { metrics });
   app.register(metricsEndpoint, { metrics, token: config.metrics.token });
   app.register(securityHeaders, { hstsMaxAgeSeconds: config.hstsMaxAgeSeconds });
   app.register(cors, { origins: config.corsOrigins });

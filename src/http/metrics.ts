@@ -6,7 +6,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 import { HttpError } from './http-error.ts';
 import type { RateBudget } from './rate-limits.ts';
 
-const METRICS_PATH = '/metrics';
+export const METRICS_PATH = '/metrics';
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export interface Metrics {
@@ -16,8 +16,8 @@ export interface Metrics {
   authFailed(reason: string): void;
   /** One request refused with 429, by the budget it exhausted. */
   rateLimited(budget: RateBudget): void;
-  /** One answered request: its route pattern, method, status and latency, and a store error if it failed on one. */
-  observe(request: FastifyRequest, reply: FastifyReply): void;
+  /** One answered request: its route pattern (undefined: none matched), method, status and latency, and a store error if any. */
+  observe(request: FastifyRequest, reply: FastifyReply, route: string | undefined): void;
 }
 
 export function createMetrics(): Metrics {
@@ -59,9 +59,9 @@ export function createMetrics(): Metrics {
     registry,
     authFailed: (reason) => authFailures.inc({ reason }),
     rateLimited: (budget) => rateLimitRejections.inc({ budget }),
-    observe(request, reply) {
+    observe(request, reply, pattern) {
       // The pattern, never the URL: one series per route, whatever paths callers invent.
-      const route = request.routeOptions.url ?? 'unmatched';
+      const route = pattern ?? 'unmatched';
       requests.inc({ route, method: request.method, status: reply.statusCode });
       latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
       if (reply.failure?.fault === true) storeErrors.inc({ code: reply.failure.code });
@@ -79,14 +79,10 @@ function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
 
-/** Observes every answer on this app and, with a token, serves GET /metrics (not rate-limited, not counted). */
+/** With a token, serves GET /metrics on this port (not rate-limited, not counted: see answer-records.ts). */
 export const metricsEndpoint = fp(
   async function metricsEndpoint(app: FastifyInstance, options: MetricsEndpointOptions) {
     const { metrics, token } = options;
-    app.addHook('onResponse', (request, reply, done) => {
-      if (request.routeOptions.url !== METRICS_PATH) metrics.observe(request, reply);
-      done();
-    });
     if (token === null) return;
 
     // Both sides hashed first: equal lengths for timingSafeEqual, and no length leak.

@@ -1,6 +1,5 @@
 // JSON log lines (Fastify's pino): one line per answered request, and serializers that never write a credential.
-import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import fp from 'fastify-plugin';
+import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.ts';
 import { loggablePath } from './key-redaction.ts';
 import { lazyChildLogger, logsAt } from './lazy-child-logger.ts';
@@ -58,12 +57,12 @@ function loggerSettings(level: Config['logLevel']): NonNullable<Exclude<FastifyS
   };
 }
 
-/** The one line written when an answer has been sent; the request's logger adds its `reqId`. */
-export function logResponse(request: FastifyRequest, reply: FastifyReply): void {
+/** The one line written when an answer has been sent (`route`: its pattern); the request's logger adds its `reqId`. */
+export function logResponse(request: FastifyRequest, reply: FastifyReply, route: string | undefined): void {
   if (!logsAt(request.log, 'info')) return;
   const line: Record<string, unknown> = {
     method: request.method,
-    route: request.routeOptions.url ?? 'unmatched',
+    route: route ?? 'unmatched',
     path: loggablePath(request.url),
     statusCode: reply.statusCode,
     responseTime: Math.round(reply.elapsedTime * 100) / 100,
@@ -72,14 +71,3 @@ export function logResponse(request: FastifyRequest, reply: FastifyReply): void 
   if (code !== undefined) line.code = code;
   request.log.info(line, 'request completed');
 }
-
-/** Writes logResponse's line for every answer that went through Fastify's hooks. */
-export const requestLog = fp(
-  async function requestLog(app: FastifyInstance) {
-    app.addHook('onResponse', (request, reply, done) => {
-      logResponse(request, reply);
-      done();
-    });
-  },
-  { name: 'request-log', dependencies: ['failure-responses'] },
-);
