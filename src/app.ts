@@ -8,7 +8,7 @@ import { metricsEndpoint, type Metrics } from './http/metrics.ts';
 import { requestIdFor, requestIds } from './http/request-id.ts';
 import { answerRecords, recordAnswer } from './http/answer-records.ts';
 import { loggingOptions } from './http/request-log.ts';
-import { fixedSecurityHeaders, securityHeaders } from './http/security-headers.ts';
+import { everyAnswerHeaders, securityHeaders } from './http/security-headers.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { connectionOptions } from './http/connection-limits.ts';
 import { drainOnClose } from './http/drain-on-close.ts';
@@ -37,12 +37,12 @@ export interface AppDependencies {
 }
 
 export function buildApp({ config, store, timezones, redis, metrics }: AppDependencies): FastifyInstance {
-  // Fastify runs no hooks for a URL its router cannot decode: what they add to every other answer is added by hand.
-  const hooklessHeaders = {
-    ...fixedSecurityHeaders({ hstsMaxAgeSeconds: config.hstsMaxAgeSeconds }),
-    'Cache-Control': 'no-store',
-    ...(config.environment === 'sandbox' ? { 'X-Environment': 'sandbox' } : {}),
-  };
+  // Built once, set by securityHeaders on every answer that runs hooks, and by hand on those that do not (a URL the router
+  // cannot decode, raw HTTP that never became a request).
+  const answerHeaders = everyAnswerHeaders(
+    { hstsMaxAgeSeconds: config.hstsMaxAgeSeconds },
+    config.environment === 'sandbox' ? { 'X-Environment': 'sandbox' } : {},
+  );
   const app = Fastify({
     // One line per answer (answerRecords) instead of Fastify's two, which would also log the query string.
     ...loggingOptions(config.logLevel),
@@ -55,31 +55,24 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
     // Strict validation: no type coercion, no silently dropped parameters; a wrong body is the caller's to fix.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     frameworkErrors: (error, request, reply) => {
-      reply.headers(hooklessHeaders);
+      reply.headers(answerHeaders);
       reply.raw.once('close', () => recordAnswer(request, reply, metrics));
       sendFailure(error, request, reply);
     },
     ...connectionOptions(config.connections),
     // Raw HTTP that never became a request (garbage, huge headers, too slow) is answered with the envelope too.
-    clientErrorHandler: answerClientErrors({ lingerMs: 1000, headers: hooklessHeaders }),
+    clientErrorHandler: answerClientErrors({ lingerMs: 1000, headers: answerHeaders }),
     // Requests arriving while closing get our 503 envelope (drainOnClose), not Fastify's own body.
     return503OnClosing: false,
   });
   // Node takes this only as a property: connections past it are closed as soon as they are accepted.
   app.server.maxConnections = config.connections.maxConnections;
 
-  if (config.environment === 'sandbox') {
-    app.addHook('onSend', (_request, reply, payload, done) => {
-      reply.header('X-Environment', 'sandbox');
-      done(null, payload);
-    });
-  }
-
   app.register(failureResponses, { apiPrefix: config.apiPrefix });
   app.register(requestIds);
   app.register(answerRecords, { metrics });
   app.register(metricsEndpoint, { metrics, token: config.metrics.token });
-  app.register(securityHeaders, { hstsMaxAgeSeconds: config.hstsMaxAgeSeconds });
+  app.register(securityHeaders, { headers: answerHeaders });
   app.register(cors, { origins: config.corsOrigins });
   // Before body limits, rate limits and authentication: a closing or overloaded server refuses before spending work.
   app.register(drainOnClose, { retryAfterSeconds: 1 });

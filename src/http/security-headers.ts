@@ -22,12 +22,19 @@ export function fixedSecurityHeaders(options: SecurityHeadersOptions): Readonly<
   };
 }
 
+/**
+ * Every answer's fixed headers: the security headers, Cache-Control: no-store (answers carry account data; a route may
+ * say otherwise later, as the timezone list does), and whatever the app adds (the sandbox's X-Environment).
+ */
+export function everyAnswerHeaders(options: SecurityHeadersOptions, extra: Readonly<Record<string, string>> = {}): Readonly<Record<string, string>> {
+  return { ...fixedSecurityHeaders(options), 'Cache-Control': 'no-store', ...extra };
+}
+
 export const securityHeaders = fp(
-  async function securityHeaders(app: FastifyInstance, options: SecurityHeadersOptions) {
+  async function securityHeaders(app: FastifyInstance, options: { readonly headers: Readonly<Record<string, string>> }) {
     // The same headers @fastify/helmet would send, computed once: helmet rebuilt its middleware on every request, which the
     // profile showed at 3-4% of the CPU of a GET (npm run bench; see bench/results.md), for headers that never change.
-    // Answers carry account data: no cache may keep them unless a route says otherwise later (the timezone list does).
-    const headers = { ...fixedSecurityHeaders(options), 'Cache-Control': 'no-store' };
+    const { headers } = options;
     app.addHook('onRequest', (_request, reply, done) => {
       reply.headers(headers);
       done();
