@@ -1,6 +1,6 @@
 // Accepts POST bodies as forms (what curl -d sends) or JSON objects; every other media type gets 415.
 import formBody from '@fastify/formbody';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ParameterSettings } from '../config.ts';
 import { parseForm } from './form-encoding.ts';
@@ -10,16 +10,31 @@ export interface RequestBodiesOptions {
   readonly parameters: ParameterSettings;
 }
 
+function emptyBodyAsEmptyForm(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  if (request.body === undefined) request.body = {};
+  done();
+}
+
 export const requestBodies = fp(
   async function requestBodies(app: FastifyInstance, options: RequestBodiesOptions) {
     // Fastify accepts text/plain by default; this API does not, so a wrong media type is 415, not a confusing 400.
     app.removeContentTypeParser('text/plain');
     await app.register(formBody, { parser: parseForm });
-    app.addHook('preValidation', async (request) => {
-      // A POST with no body at all reads as an empty form, so the answer names the missing parameter.
-      if (request.body === undefined && request.routeOptions.schema?.body !== undefined) request.body = {};
-      // Before validation, so an oversized body is refused for its size, whatever its parameters are named.
-      checkParameterLimits(request.body, options.parameters);
+    // Before validation, so an oversized body is refused for its size, whatever its parameters are named.
+    app.addHook('preValidation', (request, _reply, done) => {
+      try {
+        checkParameterLimits(request.body, options.parameters);
+      } catch (error) {
+        return done(error as Error);
+      }
+      done();
+    });
+    // A POST with no body at all reads as an empty form, so the answer names the missing parameter. Added to the routes
+    // that take a body when they are declared, rather than asking every request (every GET) for its route's schema.
+    app.addHook('onRoute', (route) => {
+      if (route.schema?.body === undefined) return;
+      const own = route.preValidation === undefined ? [] : [route.preValidation].flat();
+      route.preValidation = [emptyBodyAsEmptyForm, ...own];
     });
   },
   { name: 'request-bodies' },
