@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hashKey, keyMatches, parseKey, type KeyEnvironment } from '../domain/api-keys.ts';
 import type { Account, Store } from '../store/store.ts';
-import { parseBasicCredentials } from './basic-credentials.ts';
+import { parseBasicCredentials, type BasicCredentials } from './basic-credentials.ts';
 import { HttpError } from './http-error.ts';
 import { loggableUsername } from './key-redaction.ts';
 
@@ -54,8 +54,7 @@ export const authenticate = fp(
       }
     }
 
-    async function identify(header: string, request: FastifyRequest): Promise<{ account: Account; keyId: string }> {
-      const credentials = parseBasicCredentials(header);
+    async function identify(credentials: BasicCredentials | null, request: FastifyRequest): Promise<{ account: Account; keyId: string }> {
       if (credentials === null) {
         throw unauthenticated(
           'malformed_credentials',
@@ -92,8 +91,7 @@ export const authenticate = fp(
     }
 
     // Usernames are not secret and help spot a guesser; the key never appears, even when pasted into the user part.
-    function reportFailure(request: FastifyRequest, reason: string, header: string | undefined): void {
-      const username = header === undefined ? undefined : parseBasicCredentials(header)?.username;
+    function reportFailure(request: FastifyRequest, reason: string, username: string | undefined): void {
       request.log.info(username === undefined ? { reason } : { reason, username: loggableUsername(username) }, 'auth failure');
       options.onFailure?.(reason);
     }
@@ -111,13 +109,15 @@ export const authenticate = fp(
       // Budgets kept in this process answer synchronously; only Redis-backed ones return a promise to wait for.
       const checked = app.rateBudgets.checkFailedAuth(request);
       if (checked !== undefined) await checked;
+      // Parsed once: identify checks it, and a failure report names its username.
+      const credentials = parseBasicCredentials(header);
       let identified: { account: Account; keyId: string };
       try {
-        identified = await identify(header, request);
+        identified = await identify(credentials, request);
       } catch (error) {
         // Every wrong guess spends the guesser's budget (its address), never the account holder's.
         if (error instanceof HttpError && error.statusCode === 401) {
-          reportFailure(request, error.code, header);
+          reportFailure(request, error.code, credentials?.username);
           await app.rateBudgets.recordFailedAuth(request);
         }
         throw error;
