@@ -13,6 +13,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import timezoneData from '../src/domain/timezones.json' with { type: 'json' };
 import { issueKey } from '../src/domain/api-keys.ts';
+import { matchesEtag } from '../src/http/etag.ts';
 import type { CallId } from './calls.ts';
 import { loadTemplates, type HeaderTemplate } from './header-templates.ts';
 
@@ -243,10 +244,7 @@ function route(req: IncomingMessage, res: ServerResponse): void {
     const account = caller(req, res, true);
     if (!account) return;
     if (path === `${PREFIX}/settings/timezones`) {
-      const conditional = req.headers['if-none-match'];
-      const fresh =
-        conditional !== undefined &&
-        conditional.split(',').some((tag) => tag.trim() === '*' || tag.trim().replace(/^W\//, '') === timezonesEtag);
+      const fresh = matchesEtag(req.headers['if-none-match'], timezonesEtag);
       const headers = headersFor(prepared[fresh ? 'timezones-304' : 'timezones'], account.username);
       if (headers === null) return fail(res, 429, 'rate_limited');
       return answer(res, fresh ? 304 : 200, headers, fresh ? null : timezonesBody);

@@ -4,17 +4,14 @@ import { DatabaseSync } from 'node:sqlite';
 import type { BenchAccount, BenchAccounts } from './calls.ts';
 import { runToEnd, SERVICE_MAIN } from './processes.ts';
 
-async function createAccount(path: string, env: NodeJS.ProcessEnv, username: string, name: string): Promise<BenchAccount> {
-  await runToEnd(SERVICE_MAIN, ['users', 'create', username, '--name', name, '--premium'], env);
+async function createAccount(env: NodeJS.ProcessEnv, username: string, name: string): Promise<BenchAccount> {
+  // --json: the CLI says the id and timezone it gave the account.
+  const created = JSON.parse(await runToEnd(SERVICE_MAIN, ['users', 'create', username, '--name', name, '--premium', '--json'], env)) as {
+    user_id: number;
+    timezone: string;
+  };
   const key = (await runToEnd(SERVICE_MAIN, ['keys', 'create', username], env)).trim();
-  const db = new DatabaseSync(path, { readOnly: true });
-  try {
-    const row = db.prepare('SELECT id, timezone FROM accounts WHERE username = ?').get(username);
-    if (row === undefined) throw new Error(`the CLI did not create the account ${username}`);
-    return { userId: Number(row.id), username, name, timezone: String(row.timezone), key };
-  } finally {
-    db.close();
-  }
+  return { userId: created.user_id, username, name, timezone: created.timezone, key };
 }
 
 /** Migrates a new database at `path` with the service's own command and creates the Premium bench accounts and their keys. */
@@ -22,9 +19,9 @@ export async function createBenchDatabase(path: string, env: NodeJS.ProcessEnv):
   const withDatabase = { ...env, DATABASE_URL: `sqlite:${path}` };
   await runToEnd(SERVICE_MAIN, ['migrate'], withDatabase);
   return {
-    main: await createAccount(path, withDatabase, 'bench', 'Bench User'),
-    timezones: await createAccount(path, withDatabase, 'bench-timezones', 'Bench Timezones'),
-    names: await createAccount(path, withDatabase, 'bench-names', 'Bench Names'),
+    main: await createAccount(withDatabase, 'bench', 'Bench User'),
+    timezones: await createAccount(withDatabase, 'bench-timezones', 'Bench Timezones'),
+    names: await createAccount(withDatabase, 'bench-names', 'Bench Names'),
   };
 }
 
