@@ -1,5 +1,5 @@
 // `account-api users ...`: create, list, show, grant or remove Premium, delete accounts.
-import { DomainError } from '../domain/errors.ts';
+import { accountNotFound } from '../store/store-errors.ts';
 import { checkDisplayName, checkUsername } from '../domain/names.ts';
 import { checkTimezone } from '../domain/timezone-choice.ts';
 import { loadTimezoneCatalog } from '../domain/timezones.ts';
@@ -55,7 +55,7 @@ export async function usersCommand(command: string | undefined, context: CliCont
     case 'show': {
       const [username] = requireArgs(context, ['username'], USERS_USAGE) as [string];
       const account = await store.findAccount(username);
-      if (account === null) throw new DomainError('not_found', 'account_not_found', `No account is named '${username}'.`, { field: 'username' });
+      if (account === null) throw accountNotFound(username);
       const keys = await store.listKeys(username);
       const activeKeys = keys.filter((key) => key.revokedAt === null).length;
       if (context.flags.json) return printJson(context, { ...accountJson(account), active_keys: activeKeys });

@@ -1,10 +1,10 @@
 // The shared store for several instances: PostgreSQL through a node-postgres pool, every write one statement or one transaction.
 import { join } from 'node:path';
 import pg from 'pg';
-import { DomainError } from '../../domain/errors.ts';
 import { loadMigrations, type Migration } from '../migrations.ts';
 import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
 import { assertSchemaCurrent } from '../migrations.ts';
+import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
 import { applyMigrations } from './migrate.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
 
@@ -57,14 +57,6 @@ function toKey(row: Row): ApiKeyRecord {
     lastUsedAt: isoOrNull(row.last_used_at),
     revokedAt: isoOrNull(row.revoked_at),
   };
-}
-
-function accountNotFound(username: string): DomainError {
-  return new DomainError('not_found', 'account_not_found', `No account is named '${username}'.`, { field: 'username' });
-}
-
-function accountGone(): DomainError {
-  return new DomainError('not_found', 'account_not_found', 'The account was deleted while the request ran.');
 }
 
 const ACCOUNT_COLUMNS = 'id, username, name, timezone, premium, created_at';
@@ -154,9 +146,7 @@ export class PostgresStore implements Store {
     } catch (error) {
       const broken = brokenConstraint(error);
       if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'accounts_username_unique') {
-        throw new DomainError('conflict', 'username_taken', `An account named '${account.username}' already exists (names ignore case).`, {
-          field: 'username',
-        });
+        throw usernameTaken(account.username);
       }
       throw error;
     }
@@ -225,7 +215,7 @@ export class PostgresStore implements Store {
     } catch (error) {
       const broken = brokenConstraint(error);
       if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'api_keys_pkey') {
-        throw new DomainError('conflict', 'key_exists', `A key with id '${key.keyId}' already exists.`);
+        throw keyExists(key.keyId);
       }
       // The owner was deleted between the lookup and the insert, by a concurrent transaction.
       if (broken?.state === FOREIGN_KEY_VIOLATION) throw accountNotFound(username);
@@ -255,7 +245,7 @@ export class PostgresStore implements Store {
       [keyId],
     );
     if (row === undefined) {
-      throw new DomainError('not_found', 'key_not_found', `No API key has the id '${keyId}'.`, { field: 'key_id' });
+      throw keyNotFound(keyId);
     }
     return toKey(row);
   }

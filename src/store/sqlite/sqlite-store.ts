@@ -6,6 +6,7 @@ import { DomainError } from '../../domain/errors.ts';
 import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
 import { assertNotNewer, assertSchemaCurrent, loadMigrations, type Migration } from '../migrations.ts';
 import { CredentialCache } from '../credential-cache.ts';
+import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
@@ -52,10 +53,6 @@ function toKey(row: Row): ApiKeyRecord {
     lastUsedAt: row.last_used_at === null ? null : String(row.last_used_at),
     revokedAt: row.revoked_at === null ? null : String(row.revoked_at),
   };
-}
-
-function accountNotFound(username: string): DomainError {
-  return new DomainError('not_found', 'account_not_found', `No account is named '${username}'.`, { field: 'username' });
 }
 
 /** Turns engine errors into domain errors, so no caller ever sees SQLite's vocabulary. */
@@ -208,9 +205,7 @@ export class SqliteStore implements Store {
         return toAccount(row as Row);
       } catch (error) {
         if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_UNIQUE) {
-          throw new DomainError('conflict', 'username_taken', `An account named '${account.username}' already exists (names ignore case).`, {
-            field: 'username',
-          });
+          throw usernameTaken(account.username);
         }
         throw error;
       }
@@ -260,7 +255,7 @@ export class SqliteStore implements Store {
   #updateAccount(accountId: number, column: 'name' | 'timezone', value: string): Account {
     const row = this.#statement(UPDATE_ACCOUNT[column]).get(value, new Date().toISOString(), accountId);
     if (row === undefined) {
-      throw new DomainError('not_found', 'account_not_found', 'The account was deleted while the request ran.');
+      throw accountGone();
     }
     return toAccount(row as Row);
   }
@@ -331,7 +326,7 @@ export class SqliteStore implements Store {
           ).run(key.keyId, Number(owner.id), key.hash, key.displayPrefix, key.label, new Date().toISOString());
         } catch (error) {
           if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) {
-            throw new DomainError('conflict', 'key_exists', `A key with id '${key.keyId}' already exists.`);
+            throw keyExists(key.keyId);
           }
           throw error;
         }
@@ -369,7 +364,7 @@ export class SqliteStore implements Store {
       this.#credentials.keyChanged(keyId);
       const key = this.#keyById(keyId);
       if (key === null) {
-        throw new DomainError('not_found', 'key_not_found', `No API key has the id '${keyId}'.`, { field: 'key_id' });
+        throw keyNotFound(keyId);
       }
       return key;
     });

@@ -1,0 +1,25 @@
+// The failures every store (and the CLI, reading through one) reports in the same words, whatever the engine.
+import { DomainError } from '../domain/errors.ts';
+
+export function accountNotFound(username: string): DomainError {
+  return new DomainError('not_found', 'account_not_found', `No account is named '${username}'.`, { field: 'username' });
+}
+
+/** An update of an account that another caller deleted in the meantime. */
+export function accountGone(): DomainError {
+  return new DomainError('not_found', 'account_not_found', 'The account was deleted while the request ran.');
+}
+
+export function usernameTaken(username: string): DomainError {
+  return new DomainError('conflict', 'username_taken', `An account named '${username}' already exists (names ignore case).`, {
+    field: 'username',
+  });
+}
+
+export function keyExists(keyId: string): DomainError {
+  return new DomainError('conflict', 'key_exists', `A key with id '${keyId}' already exists.`);
+}
+
+export function keyNotFound(keyId: string): DomainError {
+  return new DomainError('not_found', 'key_not_found', `No API key has the id '${keyId}'.`, { field: 'key_id' });
+}
