@@ -7,6 +7,12 @@ export const DISPLAY_NAME_MAX_LENGTH = 100;
 const USERNAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 // Cc (C0, DEL, C1) plus the line and paragraph separators, which break logs and terminals just the same.
 const CONTROL_CHARACTER = /[\p{Cc}\u2028\u2029]/u;
+// Bidirectional embeddings, overrides and isolates (LRE RLE PDF LRO RLO, LRI RLI FSI PDI). They reorder what is shown after
+// them until closed, so a name holding one can make the page or log line it is shown in read as something else.
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
+// Something a person can see: not white space, not a control or format character (zero-width spaces and joiners, soft
+// hyphen, marks such as LRM), not a default-ignorable (U+3164 HANGUL FILLER and its kin), not a lone combining mark.
+const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{M}\p{Cs}]/u;
 
 /** Usernames travel in Basic credentials, so a colon could never be sent; we allow only a safe ASCII set. */
 export function checkUsername(username: string, field = 'username'): string {
@@ -50,8 +56,18 @@ export function checkDisplayName(name: string, field = 'name'): string {
       field,
     });
   }
-  if (name.trim() === '') {
-    throw new DomainError('invalid', 'invalid_name', 'The name must contain something other than whitespace.', { field });
+  if (BIDI_CONTROL.test(name)) {
+    throw new DomainError(
+      'invalid',
+      'invalid_name',
+      'The name must not contain bidirectional embedding, override or isolate characters (U+202A-U+202E, U+2066-U+2069).',
+      { field },
+    );
+  }
+  if (!VISIBLE.test(name)) {
+    throw new DomainError('invalid', 'invalid_name', 'The name must contain something visible, not only spaces or invisible characters.', {
+      field,
+    });
   }
   return name;
 }

@@ -70,6 +70,11 @@ test('empty, whitespace-only and control-character names are refused with invali
     ['DEL', { form: { name: 'del\u007Fhere' } }],
     ['a line separator', { form: { name: 'line\u2028sep' } }],
     ['a NUL in JSON', { json: { name: 'nul\u0000here' } }],
+    ['only zero-width spaces', { form: { name: '\u200B\u200B' } }],
+    ['only a soft hyphen, as JSON', { json: { name: '\u00AD' } }],
+    ['only Hangul fillers', { form: { name: '\u3164\u3164' } }],
+    ['only direction controls', { form: { name: '\u202E\u2066\u2069' } }],
+    ['a right-to-left override inside', { form: { name: 'Ann\u202Egnp.exe' } }],
   ];
   for (const [what, options] of bad) assertInvalidName(await postName(account, options), `a name with ${what}`);
   assert.equal(await storedName(account), 'Original', 'a refused name changed the stored name');

@@ -122,6 +122,44 @@ describe('display names', () => {
     }
   });
 
+  test('refuses a name with nothing visible: only zero-width, format, filler or direction characters', () => {
+    const cases: Record<string, string> = {
+      'U+200B zero width space': '\u200B',
+      'U+200C/U+200D joiners': '\u200C\u200D',
+      'U+2060 word joiner': '\u2060',
+      'U+FEFF byte order mark': '\uFEFF',
+      'U+00AD soft hyphen alone': '\u00AD',
+      'U+3164 Hangul filler': '\u3164\u3164',
+      'U+115F/U+1160 Hangul fillers': '\u115F\u1160',
+      'U+FFA0 halfwidth Hangul filler': '\uFFA0',
+      'U+200E/U+200F direction marks': '\u200E\u200F',
+      'U+034F combining grapheme joiner': '\u034F',
+      'combining marks alone': '\u0301\u0308',
+      'spaces and zero-width spaces': ' \u200B \u200B',
+    };
+    for (const [label, name] of Object.entries(cases)) {
+      assertInvalid(() => checkDisplayName(name), 'invalid_name', 'name', label);
+    }
+  });
+
+  test('refuses bidirectional embeddings, overrides and isolates anywhere, even in a visible name', () => {
+    for (let code = 0x202a; code <= 0x202e; code++) {
+      const char = String.fromCodePoint(code);
+      assertInvalid(() => checkDisplayName(char), 'invalid_name', 'name', `U+${code.toString(16)} alone`);
+      assertInvalid(() => checkDisplayName(`Ann${char}Lee`), 'invalid_name', 'name', `U+${code.toString(16)} inside a name`);
+    }
+    for (let code = 0x2066; code <= 0x2069; code++) {
+      const char = String.fromCodePoint(code);
+      assertInvalid(() => checkDisplayName(`Ann${char}Lee${char}`), 'invalid_name', 'name', `U+${code.toString(16)} inside a name`);
+    }
+  });
+
+  test('keeps zero-width joiners, direction marks and soft hyphens inside a visible name', () => {
+    for (const name of ['👩\u200D💻', 'Ann\u00ADLee', '\u200Fמרים', 'Ann\u200BLee', 'اسم\u200E']) {
+      assert.equal(checkDisplayName(name), name, `${JSON.stringify(name)} was not accepted unchanged`);
+    }
+  });
+
   test('keeps leading and trailing spaces exactly as sent', () => {
     for (const name of ['  Ann Lee', 'Ann Lee  ', '  Ann  Lee  ', '\u3000Ann\u3000', '\u00A0Ann']) {
       assert.equal(checkDisplayName(name), name, `${JSON.stringify(name)} was not returned unchanged`);
