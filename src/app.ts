@@ -1,6 +1,6 @@
 // Builds the Fastify application from plugins and routes; no I/O of its own, so tests can build as many as they like.
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Config } from './config.ts';
+import type { Config, TrustedProxies } from './config.ts';
 import type { TimezoneCatalog } from './domain/timezones.ts';
 import { authenticate } from './http/authenticate.ts';
 import { cors } from './http/cors.ts';
@@ -36,6 +36,15 @@ export interface AppDependencies {
   readonly metrics: Metrics;
 }
 
+/**
+ * A hop count trusts the nearest N hops whoever they are (Fastify itself now refuses to read a bare number, because a client
+ * that reaches the server directly can then choose its address); operators who give one are told so in docs/deploy.md.
+ */
+function fastifyTrustProxy(trusted: TrustedProxies): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trusted === 'number') return (_address, hop) => hop < trusted;
+  return trusted === false ? false : [...trusted];
+}
+
 export function buildApp({ config, store, timezones, redis, metrics }: AppDependencies): FastifyInstance {
   // Built once, set by securityHeaders on every answer that runs hooks, and by hand on those that do not (a URL the router
   // cannot decode, raw HTTP that never became a request).
@@ -50,7 +59,7 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
     genReqId: (request) => requestIdFor(request.headers['x-request-id']),
     bodyLimit: config.bodyLimitBytes,
     // X-Forwarded-For is believed only from proxies the operator named; anyone else could forge it.
-    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true },
     // Strict validation: no type coercion, no silently dropped parameters; a wrong body is the caller's to fix.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },

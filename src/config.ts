@@ -1,4 +1,5 @@
 // Environment variables and command-line flags, parsed once into one typed, validated configuration.
+import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import type { KeyEnvironment } from './domain/api-keys.ts';
 import packageJson from '../package.json' with { type: 'json' };
@@ -28,8 +29,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   readonly redis: RedisSettings | null;
   readonly rateLimits: RateLimitSettings;
-  /** Proxies whose X-Forwarded-For is believed (addresses or CIDR ranges); empty: the socket address is the client. */
-  readonly trustProxy: readonly string[];
+  /** Whose X-Forwarded-For is believed; false: the socket address is the client. */
+  readonly trustProxy: TrustedProxies;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly keyTouchIntervalMs: number;
   readonly apiPrefix: string;
@@ -97,7 +98,16 @@ export interface RateLimitSettings {
   readonly perAddress: number;
   /** Failed authentications per client address, on every endpoint: a guesser is stopped, the account holder is not. */
   readonly authFailuresPerAddress: number;
+  /** Without Redis: windows kept in memory per budget; past it the oldest are folded into a sketch that never under-counts. */
+  readonly maxWindows: number;
 }
+
+/**
+ * `false`: nobody's X-Forwarded-For is believed. A number: that many proxies stand in front of the server, each appending the
+ * address it saw. A list: addresses, CIDR ranges, and the names `loopback`, `linklocal` and `uniquelocal` (as Fastify's
+ * proxy-addr reads them), whose X-Forwarded-For is believed.
+ */
+export type TrustedProxies = false | number | readonly string[];
 
 /** Values given on the command line win over the environment. */
 export interface ConfigFlags {
@@ -156,6 +166,38 @@ function corsOrigins(raw: string | undefined): string[] {
     }
   }
   return origins;
+}
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** What operators write, checked here: a wrong entry would otherwise be read as some other address, or crash at start. */
+export function trustedProxies(raw: string | undefined): TrustedProxies {
+  const value = (raw ?? '').trim();
+  if (value === '' || value.toLowerCase() === 'false') return false;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops < 1 || hops > 100) throw new ConfigError(`TRUST_PROXY as a hop count must be from 1 to 100; got '${raw}'.`);
+    return hops;
+  }
+  if (value.toLowerCase() === 'true') {
+    throw new ConfigError(
+      "TRUST_PROXY=true would believe an X-Forwarded-For from anyone, so any client could choose its own address (and rate budget); name the proxies (addresses, CIDR ranges, 'loopback') or give their number of hops.",
+    );
+  }
+  return value.split(',').map((part) => {
+    const entry = part.trim();
+    if (PROXY_NAMES.includes(entry.toLowerCase())) return entry.toLowerCase();
+    const [address = '', bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    const validBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits);
+    if (family === 0 || !validBits || extra !== undefined) {
+      throw new ConfigError(
+        `TRUST_PROXY takes addresses, CIDR ranges (10.0.0.0/8, fd00::/8), 'loopback', 'linklocal', 'uniquelocal', or a hop count; '${entry}' is none of these.`,
+      );
+    }
+    return entry;
+  });
 }
 
 function metricsToken(raw: string | undefined): string | null {
@@ -245,11 +287,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
       perKey: integer('RATE_LIMIT_PER_KEY', env.RATE_LIMIT_PER_KEY, 600, 0, 1_000_000_000),
       perAddress: integer('RATE_LIMIT_PER_ADDRESS', env.RATE_LIMIT_PER_ADDRESS, 300, 0, 1_000_000_000),
       authFailuresPerAddress: integer('RATE_LIMIT_AUTH_FAILURES', env.RATE_LIMIT_AUTH_FAILURES, 20, 0, 1_000_000_000),
+      maxWindows: integer('RATE_LIMIT_MAX_WINDOWS', env.RATE_LIMIT_MAX_WINDOWS, 20_000, 10, 10_000_000),
     },
-    trustProxy: (env.TRUST_PROXY ?? '')
-      .split(',')
-      .map((entry) => entry.trim())
-      .filter((entry) => entry !== ''),
+    trustProxy: trustedProxies(env.TRUST_PROXY),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     keyTouchIntervalMs: integer('KEY_TOUCH_INTERVAL_MS', env.KEY_TOUCH_INTERVAL_MS, 60_000, 0, 86_400_000),
     apiPrefix: '/api/v0',

@@ -304,3 +304,34 @@ describe('workers', () => {
     assert.equal(loadConfig({ METRICS_PORT: '9464' }, { workers: '2' }, CWD).metrics.port, 9464, 'METRICS_PORT is served by the primary');
   });
 });
+
+describe('TRUST_PROXY', () => {
+  const trust = (value: string) => loadConfig({ TRUST_PROXY: value }).trustProxy;
+
+  test('unset, empty or false trusts nobody', () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(trust(''), false);
+    assert.equal(trust('false'), false);
+  });
+
+  test('takes addresses, CIDR ranges and the names proxy-addr knows, as written', () => {
+    assert.deepEqual(trust('10.0.0.5'), ['10.0.0.5']);
+    assert.deepEqual(trust('10.0.0.0/8, 192.168.1.1,fd00::/8 , ::1'), ['10.0.0.0/8', '192.168.1.1', 'fd00::/8', '::1']);
+    assert.deepEqual(trust('loopback,LinkLocal,uniquelocal'), ['loopback', 'linklocal', 'uniquelocal']);
+  });
+
+  test('a whole number is a hop count, not the address 0.0.0.1', () => {
+    assert.equal(trust('1'), 1);
+    assert.equal(trust('2'), 2);
+  });
+
+  test('refuses what would be misread, naming the variable', () => {
+    for (const value of ['true', 'TRUE', '0', '101', 'proxy.example.com', '10.0.0.0/33', 'fd00::/129', '10.0.0.1/8/8', '10.0.0', '1,10.0.0.1', '*']) {
+      assert.throws(
+        () => trust(value),
+        (error: unknown) => error instanceof ConfigError && error.message.includes('TRUST_PROXY'),
+        `TRUST_PROXY=${value} was accepted`,
+      );
+    }
+  });
+});
