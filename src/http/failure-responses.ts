@@ -36,9 +36,16 @@ function isFault(error: unknown, unexpected: boolean): boolean {
   return unexpected;
 }
 
+/** What an engine said, for a refusal's warning: a message, never a stack. */
+function causeOf(error: unknown): string | undefined {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause instanceof Error ? cause.message : undefined;
+}
+
 export function sendFailure(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const mapped = mapError(error, request.body);
   if (mapped.unexpected) request.log.error({ err: error }, 'request failed');
+  else if (mapped.statusCode >= 500) request.log.warn({ code: mapped.messages[0]?.code, cause: causeOf(error) }, 'request refused');
   reply.failure = { code: mapped.messages[0]?.code ?? 'unknown', fault: isFault(error, mapped.unexpected) };
   return reply
     .code(mapped.statusCode)

@@ -9,7 +9,10 @@ export interface MappedError {
   readonly statusCode: number;
   readonly messages: readonly Message[];
   readonly headers: Readonly<Record<string, string>>;
-  /** True when the failure is ours, not the caller's: it is logged with its stack. */
+  /**
+   * True when the failure is a bug of ours (500): it is logged at error level with its stack. A 503 (an engine down, overload,
+   * shutdown) is an expected answer, logged as a warning without a stack.
+   */
   readonly unexpected: boolean;
 }
 
@@ -33,7 +36,7 @@ interface AjvError {
 const MALFORMED_BODY = 'The body must be form-encoded name=value pairs (as curl -d sends) or a JSON object whose values are strings.';
 
 function one(statusCode: number, message: Message, headers: Record<string, string> = {}): MappedError {
-  return { statusCode, messages: [message], headers, unexpected: statusCode >= 500 };
+  return { statusCode, messages: [message], headers, unexpected: statusCode === 500 };
 }
 
 function fieldOf(instancePath: string): string {

@@ -53,9 +53,14 @@ describe('domain errors', () => {
     assert.deepEqual(mapped.messages, [{ code: 'invalid_name', message: 'The name must not be empty.', field: 'name' }]);
   });
 
-  test('treats caller mistakes as expected and 5xx as unexpected', () => {
+  test('treats caller mistakes and 503 refusals as expected, and only 500 as unexpected', () => {
     assert.equal(mapError(new DomainError('invalid', 'invalid_name', 'x'), undefined).unexpected, false);
-    assert.equal(mapError(new DomainError('unavailable', 'store_busy', 'x'), undefined).unexpected, true);
+    assert.equal(mapError(new DomainError('unavailable', 'store_busy', 'x'), undefined).unexpected, false, 'store_busy is logged with a stack');
+    for (const code of ['overloaded', 'shutting_down']) {
+      const mapped = mapError(new HttpError(503, code, 'x', { headers: { 'Retry-After': '1' } }), undefined);
+      assert.equal(mapped.statusCode, 503);
+      assert.equal(mapped.unexpected, false, `${code} is an expected answer, not a bug to log with a stack`);
+    }
   });
 
   test('maps kind internal to 500 internal_error without the internal message', () => {
