@@ -12,6 +12,8 @@ export interface ReadinessCheck {
 export interface HealthRoutesOptions {
   readonly checks: readonly ReadinessCheck[];
   readonly timeoutMs: number;
+  /** How long one round of checks answers every caller; 1000 ms unless a test says otherwise. */
+  readonly maxAgeMs?: number;
 }
 
 function withTimeout(work: Promise<void>, timeoutMs: number): Promise<void> {
@@ -22,21 +24,48 @@ function withTimeout(work: Promise<void>, timeoutMs: number): Promise<void> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-export async function healthRoutes(app: FastifyInstance, options: HealthRoutesOptions) {
-  app.get('/healthz', async () => success({ status: 'ok' }));
+type Readiness = ReadonlyArray<readonly [name: string, state: 'ok' | 'unavailable']>;
 
-  app.get('/readyz', async (request) => {
-    const results = await Promise.all(
+export async function healthRoutes(app: FastifyInstance, options: HealthRoutesOptions) {
+  const maxAgeMs = options.maxAgeMs ?? 1000;
+  // One check at a time, its answer shared by every caller for maxAgeMs: /readyz is public and unauthenticated, so a
+  // caller polling it in a loop must not turn into a query per request against the engines.
+  let latest: { readonly at: number; readonly readiness: Promise<Readiness> } | null = null;
+
+  function checkAll(): Promise<Readiness> {
+    return Promise.all(
       options.checks.map(async ({ name, check }) => {
         try {
           await withTimeout(check(), options.timeoutMs);
           return [name, 'ok'] as const;
         } catch (error) {
-          request.log.warn({ err: error, dependency: name }, 'readiness check failed');
+          app.log.warn({ err: error, dependency: name }, 'readiness check failed');
           return [name, 'unavailable'] as const;
         }
       }),
     );
+  }
+
+  function readiness(): Promise<Readiness> {
+    const now = performance.now();
+    // A check still running is shared however long it takes (at most timeoutMs), never started twice.
+    if (latest === null || now - latest.at >= maxAgeMs) {
+      const pending = checkAll();
+      latest = { at: now, readiness: pending };
+      pending.then(
+        () => {
+          if (latest?.readiness === pending) latest = { at: performance.now(), readiness: pending };
+        },
+        () => {},
+      );
+    }
+    return latest.readiness;
+  }
+
+  app.get('/healthz', async () => success({ status: 'ok' }));
+
+  app.get('/readyz', async () => {
+    const results = await readiness();
     const failing = results.filter(([, state]) => state !== 'ok').map(([name]) => name);
     if (failing.length > 0) {
       throw new DomainError('unavailable', 'not_ready', `Not ready: ${failing.join(' and ')} ${failing.length === 1 ? 'does' : 'do'} not answer.`);
