@@ -30,6 +30,18 @@ export interface AuthenticateOptions {
   readonly onFailure?: (reason: string) => void;
 }
 
+/** True when `name` (lower case) appears more than once among Node's raw header names and values. */
+function repeatsHeader(rawHeaders: readonly string[], name: string): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const header = rawHeaders[i]!;
+    if (header.length !== name.length || header.toLowerCase() !== name) continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
+}
+
 // Compared against when the key id is unknown, so an unknown user costs the same work as a wrong key.
 const DECOY_HASH = hashKey('aapi_live_decoy');
 const TOUCH_MEMORY_LIMIT = 10_000;
@@ -40,21 +52,30 @@ export const authenticate = fp(
     const unauthenticated = (code: string, message: string) => new HttpError(401, code, message, { headers: challenge });
     const lastTouched = new Map<string, number>();
 
-    async function touch(keyId: string, request: FastifyRequest): Promise<void> {
+    /** Records the key's use at most once per interval; not awaited by the request, and its failure fails nothing. */
+    function touch(keyId: string, request: FastifyRequest): void {
       const now = Date.now();
       const previous = lastTouched.get(keyId);
       if (previous !== undefined && now - previous < options.touchIntervalMs) return;
       if (lastTouched.size >= TOUCH_MEMORY_LIMIT) lastTouched.clear();
       lastTouched.set(keyId, now);
-      try {
-        await options.store.touchKey(keyId, new Date(now));
-      } catch (error) {
-        // A missed "last used" stamp must not fail the caller's request.
+      options.store.touchKey(keyId, new Date(now)).catch((error: unknown) => {
         request.log.warn({ err: error }, 'could not record key use');
-      }
+      });
     }
 
-    async function identify(credentials: BasicCredentials | null, request: FastifyRequest): Promise<{ account: Account; keyId: string }> {
+    /** The key and its owner, when the store can vouch for them from memory (no read): such a caller spends no attempt. */
+    function knownValid(credentials: BasicCredentials | null): { account: Account; keyId: string } | null {
+      if (credentials === null || options.store.knownCredential === undefined) return null;
+      const parsed = parseKey(credentials.password);
+      if (!parsed.ok || parsed.key.environment !== options.environment) return null;
+      const known = options.store.knownCredential(parsed.key.keyId);
+      if (known === undefined || known.revoked || !keyMatches(parsed.key.token, known.hash)) return null;
+      if (known.account.username.toLowerCase() !== credentials.username.toLowerCase()) return null;
+      return { account: known.account, keyId: known.keyId };
+    }
+
+    async function identify(credentials: BasicCredentials | null): Promise<{ account: Account; keyId: string }> {
       if (credentials === null) {
         throw unauthenticated(
           'malformed_credentials',
@@ -86,7 +107,6 @@ export const authenticate = fp(
       if (credential.revoked) {
         throw unauthenticated('key_revoked', 'This API key has been revoked; ask the account holder for a new one.');
       }
-      await touch(key.keyId, request);
       return { account: credential.account, keyId: key.keyId };
     }
 
@@ -102,33 +122,40 @@ export const authenticate = fp(
       if (access === undefined) return; // not-found and framework routes
       const header = request.headers.authorization;
       if (header === undefined) {
-        if (access === 'public') return app.rateBudgets.charge(request, reply, access);
+        if (access === 'public') return app.rateBudgets.charge(request, reply);
         reportFailure(request, 'credentials_required', undefined);
         throw unauthenticated('credentials_required', 'This endpoint needs HTTP Basic credentials: your username and an API key.');
       }
-      // Budgets kept in this process answer synchronously; only Redis-backed ones return a promise to wait for.
-      const checked = app.rateBudgets.checkFailedAuth(request);
-      if (checked !== undefined) await checked;
+      // Node keeps the first of several Authorization headers and drops the rest; which one a proxy used is anyone's guess.
+      if (repeatsHeader(request.raw.rawHeaders, 'authorization')) {
+        throw new HttpError(400, 'duplicate_header', 'The request has more than one Authorization header; send exactly one.');
+      }
       // Parsed once: identify checks it, and a failure report names its username.
       const credentials = parseBasicCredentials(header);
-      let identified: { account: Account; keyId: string };
-      try {
-        identified = await identify(credentials, request);
-      } catch (error) {
-        // Every wrong guess spends the guesser's budget (its address), never the account holder's.
-        if (error instanceof HttpError && error.statusCode === 401) {
-          reportFailure(request, error.code, credentials?.username);
-          await app.rateBudgets.recordFailedAuth(request);
+      let identified = knownValid(credentials);
+      if (identified === null) {
+        // Spent before the store is asked, so concurrent guesses cannot all pass one check; given back when right.
+        const spent = app.rateBudgets.spendAuthAttempt(request, reply);
+        if (spent !== undefined) await spent;
+        try {
+          identified = await identify(credentials);
+        } catch (error) {
+          // A wrong guess keeps its attempt spent: the guesser's address pays, never the account holder.
+          if (error instanceof HttpError && error.statusCode === 401) reportFailure(request, error.code, credentials?.username);
+          throw error;
         }
-        throw error;
-      }
-      if (access === 'premium' && !identified.account.premium) {
-        throw new HttpError(403, 'premium_required', 'This endpoint needs a Premium account; this account does not have Premium.');
+        app.rateBudgets.refundAuthAttempt(request);
       }
       request.caller = identified.account;
       request.keyId = identified.keyId;
-      const charged = app.rateBudgets.charge(request, reply, access);
+      // Off the request path: a slow or locked store must not hold the answer back for a "last used" stamp.
+      touch(identified.keyId, request);
+      // Every authenticated request spends its key's budget, whatever it is answered: a key without Premium too.
+      const charged = app.rateBudgets.charge(request, reply);
       if (charged !== undefined) await charged;
+      if (access === 'premium' && !identified.account.premium) {
+        throw new HttpError(403, 'premium_required', 'This endpoint needs a Premium account; this account does not have Premium.');
+      }
     });
   },
   { name: 'authenticate', dependencies: ['rate-limits'] },

@@ -13,6 +13,7 @@ export const FAILURE_CODES = {
     'invalid_name',
     'invalid_timezone',
     'malformed_request',
+    'duplicate_header',
     'bad_request',
   ],
   401: ['credentials_required', 'malformed_credentials', 'malformed_key', 'invalid_credentials', 'key_revoked', 'wrong_environment', 'metrics_token_required'],

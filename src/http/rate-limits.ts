@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import type { RateLimitSettings } from '../config.ts';
 import { DomainError } from '../domain/errors.ts';
-import type { Access } from './authenticate.ts';
+import { budgetAddress } from './budget-address.ts';
 import { HttpError } from './http-error.ts';
 import { LocalCounters, RedisCounters, type RateCounters, type WindowCount } from './rate-counters.ts';
 
@@ -21,11 +21,16 @@ export type RateBudget = 'per_key' | 'per_address' | 'failed_auth';
 
 /** The budgets authentication spends: failed attempts per address, then requests per key or per address. */
 export interface RateBudgets {
-  /** Refuses with 429 when this address has used up its failed attempts, before any credential is checked. */
-  checkFailedAuth(request: FastifyRequest): void | Promise<void>;
-  recordFailedAuth(request: FastifyRequest): void | Promise<void>;
-  /** Charges one request (to `request.keyId` on private routes, to the address on public ones); 429 when spent. */
-  charge(request: FastifyRequest, reply: FastifyReply, access: Access): void | Promise<void>;
+  /**
+   * Spends one of this address's failed-authentication attempts before any credential is checked against the store, and
+   * refuses with 429 when that was one too many: counting first is what keeps concurrent or pipelined guesses from all
+   * passing one check. An attempt that turns out right is given back (refundAuthAttempt).
+   */
+  spendAuthAttempt(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
+  /** The credentials were right after all: the attempt spent for them is given back. Never fails the request. */
+  refundAuthAttempt(request: FastifyRequest): void;
+  /** Charges one request to the caller's key (`request.keyId`), or to its address when it sent no credentials; 429 when spent. */
+  charge(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
 }
 
 declare module 'fastify' {
@@ -56,20 +61,33 @@ function tooMany(count: WindowCount, code: string, message: string): HttpError {
   return new HttpError(429, code, message, { headers: { 'Retry-After': String(seconds(count.resetMs)) } });
 }
 
+function rateLimitHeaders(reply: FastifyReply, max: number, count: WindowCount): void {
+  reply.header('RateLimit-Limit', max);
+  reply.header('RateLimit-Remaining', Math.max(0, max - count.current));
+  reply.header('RateLimit-Reset', seconds(count.resetMs));
+}
+
 export const rateLimits = fp(
   async function rateLimits(app: FastifyInstance, options: RateLimitsOptions) {
     const { settings } = options;
-    const counters: RateCounters =
+    // One set of windows per budget, so that a flood spending one (fresh addresses on /hello) cannot crowd out another.
+    const local = () => new LocalCounters(settings.windowMs, { maxKeys: settings.maxWindows });
+    const counters: Record<'authfail' | 'addr' | 'key', RateCounters> =
       options.redis === null
-        ? new LocalCounters(settings.windowMs)
-        : new RedisCounters(options.redis, settings.windowMs, `${options.keyPrefix}rate:`);
+        ? { authfail: local(), addr: local(), key: local() }
+        : (() => {
+            const shared = new RedisCounters(options.redis, settings.windowMs, `${options.keyPrefix}rate:`);
+            return { authfail: shared, addr: shared, key: shared };
+          })();
 
     app.decorateRequest('keyId', null);
     app.decorate('rateBudgets', {
-      checkFailedAuth(request) {
-        if (settings.authFailuresPerAddress === 0) return;
-        return settle(counters.peek(`authfail:${request.ip}`), (count) => {
-          if (count.current < settings.authFailuresPerAddress) return;
+      spendAuthAttempt(request, reply) {
+        const max = settings.authFailuresPerAddress;
+        if (max === 0) return;
+        return settle(counters.authfail.hit(`authfail:${budgetAddress(request.ip)}`), (count) => {
+          if (count.current <= max) return;
+          rateLimitHeaders(reply, max, count);
           options.onRejected?.('failed_auth');
           throw tooMany(
             count,
@@ -78,18 +96,19 @@ export const rateLimits = fp(
           );
         });
       },
-      recordFailedAuth(request) {
+      refundAuthAttempt(request) {
         if (settings.authFailuresPerAddress === 0) return;
-        return settle(counters.hit(`authfail:${request.ip}`), () => undefined);
+        const refunded = counters.authfail.refund(`authfail:${budgetAddress(request.ip)}`);
+        // Redis unreachable: the attempt stays spent, which errs on the side of the budget; the request itself goes on.
+        if (refunded instanceof Promise) refunded.catch(() => {});
       },
-      charge(request, reply, access) {
-        const byKey = access === 'premium';
+      charge(request, reply) {
+        const byKey = request.keyId !== null;
         const max = byKey ? settings.perKey : settings.perAddress;
         if (max === 0) return;
-        return settle(counters.hit(byKey ? `key:${request.keyId}` : `addr:${request.ip}`), (count) => {
-          reply.header('RateLimit-Limit', max);
-          reply.header('RateLimit-Remaining', Math.max(0, max - count.current));
-          reply.header('RateLimit-Reset', seconds(count.resetMs));
+        const hit = byKey ? counters.key.hit(`key:${request.keyId}`) : counters.addr.hit(`addr:${budgetAddress(request.ip)}`);
+        return settle(hit, (count) => {
+          rateLimitHeaders(reply, max, count);
           if (count.current <= max) return;
           options.onRejected?.(byKey ? 'per_key' : 'per_address');
           throw tooMany(

@@ -8,6 +8,8 @@ let workspace: Workspace;
 let server: ServerProcess;
 let alice: Account;
 let bob: Account;
+let carol: Account;
+let dave: Account;
 
 before(async () => {
   workspace = createWorkspace({
@@ -19,6 +21,8 @@ before(async () => {
   });
   alice = await createAccount(workspace, 'alice');
   bob = await createAccount(workspace, 'bob');
+  carol = await createAccount(workspace, 'carol');
+  dave = await createAccount(workspace, 'dave');
   server = await startServer(workspace);
 });
 
@@ -88,8 +92,13 @@ describe('failed authentication', () => {
     assert.equal(blocked.status, 429);
     assert.equal(failureMessage(blocked).code, 'too_many_failed_attempts');
     assert.ok(Number(blocked.headers.get('retry-after')) > 0);
-    const rightKeyWrongPlace = await call('GET', `${server.api}/hello`, { auth: bob, headers: from('10.0.2.1') });
-    assert.equal(rightKeyWrongPlace.status, 429, 'the blocked address cannot try even a right key');
+    assert.equal(blocked.headers.get('ratelimit-limit'), '3', 'a 429 carries the RateLimit headers too');
+    assert.equal(blocked.headers.get('ratelimit-remaining'), '0');
+    const uncheckable = await call('GET', `${server.api}/hello`, { auth: carol, headers: from('10.0.2.1') });
+    assert.equal(uncheckable.status, 429, 'a key that only the store could vouch for is not checked from a blocked address');
+    assert.equal((await call('GET', `${server.api}/hello`, { auth: dave, headers: from('10.0.2.9') })).status, 200);
+    const knownKey = await call('GET', `${server.api}/hello`, { auth: dave, headers: from('10.0.2.1') });
+    assert.equal(knownKey.status, 200, 'a key the server already knows to be right is not refused by the failed-attempt budget');
     const holder = await call('GET', `${server.api}/hello`, { auth: bob, headers: from('10.0.2.2') });
     assert.equal(holder.status, 200, 'the account holder at another address is not locked out');
   });

@@ -56,3 +56,44 @@ test('never more than maxKeys windows, even unexpired: the oldest go first', () 
   assert.equal(counters.peek('k999').current, 1, 'the newest window was dropped');
   assert.equal(counters.peek('k0').current, 0, 'the oldest window was kept');
 });
+
+test('a spent budget stays spent when a flood of new keys pushes its window out of memory', () => {
+  const time = clock();
+  const counters = new LocalCounters(60_000, { now: time.now, maxKeys: 100 });
+  for (let i = 0; i < 50; i++) counters.hit('victim-of-its-own-guessing');
+  for (let i = 0; i < 10_000; i++) {
+    counters.hit(`flood${i}`);
+    if (i % 100 === 0) time.state.now += 1;
+  }
+  assert.equal(counters.peek('victim-of-its-own-guessing').current, 0, 'the window should have been dropped from memory');
+  const next = counters.hit('victim-of-its-own-guessing');
+  assert.ok(next.current >= 51, `after its window was dropped the key counted ${next.current}, a fresh budget`);
+  assert.ok(counters.size <= 100, `${counters.size} windows kept`);
+});
+
+test('what dropped windows counted is forgotten once their window could have ended', () => {
+  const time = clock();
+  const counters = new LocalCounters(1_000, { now: time.now, maxKeys: 10 });
+  for (let i = 0; i < 30; i++) counters.hit('busy');
+  for (let i = 0; i < 100; i++) counters.hit(`flood${i}`);
+  time.state.now += 2_000;
+  assert.equal(counters.hit('busy').current, 1, 'a count from two windows ago still weighed on a new window');
+});
+
+test('refund gives back one hit of the current window, never below zero, never a past window', () => {
+  const time = clock();
+  const counters = new LocalCounters(1_000, { now: time.now });
+  counters.hit('a');
+  counters.hit('a');
+  counters.refund('a');
+  assert.equal(counters.peek('a').current, 1);
+  counters.refund('a');
+  counters.refund('a');
+  assert.equal(counters.peek('a').current, 0, 'a refund went below zero');
+  counters.refund('nobody');
+  assert.equal(counters.size, 1, 'a refund opened a window');
+  counters.hit('a');
+  time.state.now += 1_000;
+  counters.refund('a');
+  assert.equal(counters.hit('a').current, 1);
+});

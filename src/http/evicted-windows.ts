@@ -1,0 +1,84 @@
+// What rate windows dropped at the memory cap had counted, kept so that dropping one never hands its client a fresh budget.
+//
+// A count-min sketch: each dropped count is added to one cell in each of several rows (a different hash per row), and a
+// key's estimate is the smallest of its cells. Cells are shared, so an estimate can only be too high, never too low: a
+// client whose window was dropped starts its next window at least where it stood, and at worst an innocent client that
+// shares cells with a flood starts a little spent. Memory is fixed whatever the flood (ROWS x width x 4 bytes x 2).
+//
+// Counts age out in two generations: a count added now is kept for at least one whole window (the longest the dropped
+// window could still have run), and at most two.
+
+const ROWS = 4;
+const SEEDS = [0x811c9dc5, 0x01000193, 0x9e3779b9, 0x85ebca6b] as const;
+
+/** FNV-1a over UTF-16 units with a per-row seed, then a final avalanche (murmur3's fmix32) to spread the low bits. */
+function cell(key: string, seed: number, mask: number): number {
+  let hash = seed;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return hash & mask;
+}
+
+export class EvictedWindows {
+  readonly #windowMs: number;
+  readonly #width: number;
+  #current: Uint32Array;
+  #previous: Uint32Array;
+  #rotatedAt: number;
+  #empty = true;
+
+  /** `width` cells per row, a power of two. */
+  constructor(windowMs: number, now: number, width = 16_384) {
+    if ((width & (width - 1)) !== 0) throw new Error('width must be a power of two');
+    this.#windowMs = windowMs;
+    this.#width = width;
+    this.#current = new Uint32Array(ROWS * width);
+    this.#previous = new Uint32Array(ROWS * width);
+    this.#rotatedAt = now;
+  }
+
+  /** Records that `key`'s window was dropped while it had counted `count`. */
+  add(key: string, count: number, now: number): void {
+    this.#age(now);
+    const mask = this.#width - 1;
+    for (let row = 0; row < ROWS; row++) {
+      const index = row * this.#width + cell(key, SEEDS[row]!, mask);
+      this.#current[index] = Math.min(0xffffffff, this.#current[index]! + count);
+    }
+    this.#empty = false;
+  }
+
+  /** At least what `key` counted in windows dropped within the last window; 0 when nothing was ever dropped. */
+  estimate(key: string, now: number): number {
+    if (this.#empty) return 0;
+    this.#age(now);
+    const mask = this.#width - 1;
+    let least = Infinity;
+    for (let row = 0; row < ROWS; row++) {
+      const index = row * this.#width + cell(key, SEEDS[row]!, mask);
+      least = Math.min(least, this.#current[index]! + this.#previous[index]!);
+    }
+    return least;
+  }
+
+  #age(now: number): void {
+    const elapsed = now - this.#rotatedAt;
+    if (elapsed < this.#windowMs) return;
+    if (elapsed >= 2 * this.#windowMs) {
+      // Everything in either generation was added before the last window began: none of it can still matter.
+      this.#current.fill(0);
+      this.#previous.fill(0);
+      this.#empty = true;
+    } else {
+      const recycled = this.#previous;
+      recycled.fill(0);
+      this.#previous = this.#current;
+      this.#current = recycled;
+    }
+    this.#rotatedAt = now;
+  }
+}
