@@ -95,8 +95,12 @@ export function parseKey(token: string): KeyParseResult {
 
 /** Constant-time comparison of a presented key against a stored hash. */
 export function keyMatches(token: string, storedHash: Uint8Array): boolean {
-  const presented = hashKey(token);
-  return storedHash.length === presented.length && timingSafeEqual(presented, storedHash);
+  return hashesMatch(hashKey(token), storedHash);
+}
+
+/** Constant-time comparison of two key hashes, for a caller that hashed the presented key once for several comparisons. */
+export function hashesMatch(presented: Uint8Array, stored: Uint8Array): boolean {
+  return stored.length === presented.length && timingSafeEqual(presented, stored);
 }
 
 export const KEY_ID_PATTERN = new RegExp(`^[0-9A-Za-z]{${KEY_ID_LENGTH}}$`);

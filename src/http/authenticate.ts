@@ -1,11 +1,12 @@
 // Authenticates callers from Basic credentials (username + API key) and enforces each route's `access`.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { hashKey, keyMatches, parseKey, type KeyEnvironment } from '../domain/api-keys.ts';
+import { hashesMatch, hashKey, parseKey, type KeyEnvironment, type ParsedKey } from '../domain/api-keys.ts';
 import type { Account, Store } from '../store/store.ts';
 import { parseBasicCredentials, type BasicCredentials } from './basic-credentials.ts';
 import { HttpError } from './http-error.ts';
 import { loggableUsername } from './key-redaction.ts';
+import { VerifiedKeys } from './verified-keys.ts';
 
 /** `public`: credentials optional, checked when sent. `premium`: a valid key of a Premium account. */
 export type Access = 'public' | 'premium';
@@ -51,6 +52,7 @@ export const authenticate = fp(
     const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
     const unauthenticated = (code: string, message: string) => new HttpError(401, code, message, { headers: challenge });
     const lastTouched = new Map<string, number>();
+    const verifiedKeys = new VerifiedKeys();
 
     /** Records the key's use at most once per interval; not awaited by the request, and its failure fails nothing. */
     function touch(keyId: string, request: FastifyRequest): void {
@@ -64,18 +66,10 @@ export const authenticate = fp(
       });
     }
 
-    /** The key and its owner, when the store can vouch for them from memory (no read): such a caller spends no attempt. */
-    function knownValid(credentials: BasicCredentials | null): { account: Account; keyId: string } | null {
-      if (credentials === null || options.store.knownCredential === undefined) return null;
-      const parsed = parseKey(credentials.password);
-      if (!parsed.ok || parsed.key.environment !== options.environment) return null;
-      const known = options.store.knownCredential(parsed.key.keyId);
-      if (known === undefined || known.revoked || !keyMatches(parsed.key.token, known.hash)) return null;
-      if (known.account.username.toLowerCase() !== credentials.username.toLowerCase()) return null;
-      return { account: known.account, keyId: known.keyId };
-    }
+    type Presented = { readonly credentials: BasicCredentials; readonly key: ParsedKey; readonly hash: Buffer };
 
-    async function identify(credentials: BasicCredentials | null): Promise<{ account: Account; keyId: string }> {
+    /** Checks what needs no store: the header's shape, the key's shape and checksum, its environment; hashes it once. */
+    function presented(credentials: BasicCredentials | null): Presented {
       if (credentials === null) {
         throw unauthenticated(
           'malformed_credentials',
@@ -98,8 +92,12 @@ export const authenticate = fp(
             : 'This is a live key; the sandbox accepts only sandbox keys (aapi_sandbox_...).',
         );
       }
+      return { credentials, key, hash: hashKey(key.token) };
+    }
+
+    async function identify({ credentials, key, hash }: Presented): Promise<{ account: Account; keyId: string }> {
       const credential = await options.store.findCredential(key.keyId);
-      const hashMatches = keyMatches(key.token, credential?.hash ?? DECOY_HASH);
+      const hashMatches = hashesMatch(hash, credential?.hash ?? DECOY_HASH);
       const ownerMatches = credential !== null && credential.account.username.toLowerCase() === credentials.username.toLowerCase();
       if (credential === null || !hashMatches || !ownerMatches) {
         throw unauthenticated('invalid_credentials', 'The username or API key is wrong.');
@@ -132,19 +130,37 @@ export const authenticate = fp(
       }
       // Parsed once: identify checks it, and a failure report names its username.
       const credentials = parseBasicCredentials(header);
-      let identified = knownValid(credentials);
-      if (identified === null) {
-        // Spent before the store is asked, so concurrent guesses cannot all pass one check; given back when right.
+      let identified: { account: Account; keyId: string };
+      let key: Presented;
+      try {
+        key = presented(credentials);
+      } catch (error) {
+        // Refused without a store read, but a failed attempt all the same (past the budget, the 429 is the answer).
         const spent = app.rateBudgets.spendAuthAttempt(request, reply);
         if (spent !== undefined) await spent;
-        try {
-          identified = await identify(credentials);
-        } catch (error) {
-          // A wrong guess keeps its attempt spent: the guesser's address pays, never the account holder.
-          if (error instanceof HttpError && error.statusCode === 401) reportFailure(request, error.code, credentials?.username);
-          throw error;
+        if (error instanceof HttpError) reportFailure(request, error.code, credentials?.username);
+        throw error;
+      }
+      let vouched: string | null = null; // the id of a key remembered as right, whose attempt is not spent
+      try {
+        if (verifiedKeys.vouchesFor(key.key.keyId, key.hash, key.credentials.username)) vouched = key.key.keyId;
+        if (vouched === null) {
+          // Spent before the store is asked, so concurrent guesses cannot all pass one check; given back when right.
+          const spent = app.rateBudgets.spendAuthAttempt(request, reply);
+          if (spent !== undefined) await spent;
         }
-        app.rateBudgets.refundAuthAttempt(request);
+        identified = await identify(key);
+        if (vouched === null) {
+          app.rateBudgets.refundAuthAttempt(request);
+          verifiedKeys.remember(key.key.keyId, key.hash, key.credentials.username);
+        }
+      } catch (error) {
+        if (error instanceof HttpError && error.statusCode === 401) {
+          // A remembered key that fails now (revoked, deleted) is a stranger again: its next attempts spend the budget.
+          if (vouched !== null) verifiedKeys.forget(vouched);
+          reportFailure(request, error.code, credentials?.username);
+        }
+        throw error;
       }
       request.caller = identified.account;
       request.keyId = identified.keyId;

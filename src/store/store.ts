@@ -69,11 +69,6 @@ export interface Store {
   listKeys(username: string): Promise<ApiKeyRecord[]>;
   revokeKey(keyId: string): Promise<ApiKeyRecord>;
   findCredential(keyId: string): Promise<Credential | null>;
-  /**
-   * The credential when this process can vouch for it from memory, exactly as findCredential would answer now, without a
-   * read; undefined when it would have to ask the engine. Engines without an exact in-memory copy leave it out.
-   */
-  knownCredential?(keyId: string): Credential | undefined;
   touchKey(keyId: string, usedAt: Date): Promise<void>;
 
   ping(): Promise<void>;

@@ -143,6 +143,17 @@ for (const setup of setups) {
       assert.equal(counts[429], GUESSES - AUTH_FAILURES);
     });
 
+    test('the account holder behind the same address keeps working after 100 failed attempts from it', async () => {
+      const office = from('198.51.103.1');
+      assert.equal((await call('GET', `${server.api}/user`, { auth: alice, headers: office })).status, 200);
+      const auth = basic(alice.username, wrongSecretFor(alice));
+      const statuses: number[] = [];
+      for (let i = 0; i < 100; i++) statuses.push((await call('GET', `${server.api}/hello`, { headers: { authorization: auth, ...office } })).status);
+      assert.deepEqual(tally(statuses), { 401: AUTH_FAILURES, 429: 100 - AUTH_FAILURES });
+      const holder = await call('GET', `${server.api}/settings`, { auth: alice, headers: office });
+      assert.equal(holder.status, 200, `the valid key was refused after others' guesses from its address: ${holder.text}`);
+    });
+
     test('a key of an account without Premium spends its budget on the 403s, then gets 429', async () => {
       const answers: CallResult[] = [];
       // Spread over addresses: it is the key's budget that must stop it, not an address's.

@@ -392,16 +392,6 @@ export class SqliteStore implements Store {
     });
   }
 
-  knownCredential(keyId: string): Credential | undefined {
-    if (!this.#credentials.enabled) return undefined;
-    try {
-      this.#refreshCache();
-    } catch {
-      return undefined; // the engine will be asked, and its failure answered, by findCredential
-    }
-    return this.#credentials.get(keyId);
-  }
-
   touchKey(keyId: string, usedAt: Date): Promise<void> {
     return this.#run(() => {
       this.#statement('UPDATE api_keys SET last_used_at = ? WHERE key_id = ?').run(usedAt.toISOString(), keyId);
