@@ -12,7 +12,7 @@ import { everyAnswerHeaders, securityHeaders } from './http/security-headers.ts'
 import { answerClientErrors } from './http/client-errors.ts';
 import { connectionOptions } from './http/connection-limits.ts';
 import { drainOnClose } from './http/drain-on-close.ts';
-import { requireHost } from './http/host-header.ts';
+import { requestFraming } from './http/request-framing.ts';
 import { shedOverload } from './http/overload.ts';
 import { failureResponses, sendFailure } from './http/failure-responses.ts';
 import { requestBodies } from './http/request-bodies.ts';
@@ -85,7 +85,7 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
   app.register(cors, { origins: config.corsOrigins });
   // Before body limits, rate limits and authentication: a closing or overloaded server refuses before spending work.
   app.register(drainOnClose, { retryAfterSeconds: 1 });
-  app.register(requireHost, { versions: ['1.1'] });
+  app.register(requestFraming, { versions: ['1.1'] });
   if (config.maxEventLoopDelayMs > 0) {
     app.register(shedOverload, { maxEventLoopDelayMs: config.maxEventLoopDelayMs, exemptRoutes: ['/healthz', '/metrics'], retryAfterSeconds: 2 });
   }

@@ -29,6 +29,16 @@ function answerFor(code: string | undefined): { statusCode: number; message: Mes
       message: { code: 'headers_too_large', message: 'The request line and headers are larger than this server accepts.' },
     };
   }
+  // A transfer coding other than chunked, or chunked not last (RFC 9112 §6.1, §6.3): a coding it does not understand.
+  if (code === 'HPE_INVALID_TRANSFER_ENCODING') {
+    return {
+      statusCode: 501,
+      message: {
+        code: 'unsupported_transfer_coding',
+        message: 'This server accepts a request body only as is or in the chunked transfer coding.',
+      },
+    };
+  }
   // Every other llhttp parse error (HPE_*): bad method, header name, chunk size, line ending...
   if (code?.startsWith('HPE_') === true) {
     return { statusCode: 400, message: { code: 'malformed_request', message: 'The request is not valid HTTP/1.1.' } };

@@ -23,9 +23,11 @@ export const FAILURE_CODES = {
   408: ['request_timeout'],
   413: ['body_too_large'],
   415: ['unsupported_media_type'],
+  417: ['expectation_failed'],
   429: ['rate_limited', 'too_many_failed_attempts'],
   431: ['headers_too_large'],
   500: ['internal_error'],
+  501: ['unsupported_transfer_coding'],
   503: ['store_unavailable', 'store_busy', 'rate_limiter_unavailable', 'not_ready', 'overloaded', 'shutting_down'],
 } as const satisfies Record<number, readonly string[]>;
 
@@ -40,8 +42,10 @@ export const FAILURE_DESCRIPTIONS: Readonly<Record<FailureStatus, string>> = {
   408: 'The request did not arrive in time.',
   413: 'The body is larger than the server accepts.',
   415: 'The body is neither a form nor JSON.',
+  417: "An Expect header other than '100-continue'.",
   429: 'A rate limit is spent; retry after Retry-After seconds.',
   431: 'The request headers are too large.',
   500: 'The server failed; nothing internal is shown.',
+  501: 'A Transfer-Encoding other than chunked.',
   503: 'An engine is unavailable, the server is overloaded or shutting down; retry after Retry-After seconds.',
 };

@@ -17,6 +17,10 @@ declare module 'fastify' {
   interface FastifyReply {
     failure: AnsweredFailure | null;
   }
+  interface FastifyInstance {
+    /** The 404 or 405 for a request no route matches, for a hook that must answer it before the body is read. */
+    unroutedFailure(request: FastifyRequest): HttpError;
+  }
 }
 
 export interface FailureResponsesOptions {
@@ -70,24 +74,22 @@ export const failureResponses = fp(
 
     app.setErrorHandler((error, request, reply) => sendFailure(error, request, reply));
 
-    app.setNotFoundHandler((request, reply) => {
+    app.decorate('unroutedFailure', (request: FastifyRequest): HttpError => {
       const path = pathOf(request.url);
       const methods = methodsByPath.get(path);
       if (methods !== undefined) {
         const allow = [...methods].sort().join(', ');
-        return sendFailure(
-          new HttpError(405, 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${allow}.`, { headers: { Allow: allow } }),
-          request,
-          reply,
-        );
+        return new HttpError(405, 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${allow}.`, { headers: { Allow: allow } });
       }
       const version = /^\/api\/([^/]+)/.exec(path)?.[1];
       const message =
         version !== undefined && `/api/${version}` !== options.apiPrefix
           ? `API version '${version}' does not exist; this server serves ${options.apiPrefix}.`
-          : `Nothing is at ${path}; the endpoints are under ${options.apiPrefix}.`;
-      return sendFailure(new HttpError(404, 'not_found', message), request, reply);
+          : `Nothing is at ${path}; the endpoints are listed in ${options.apiPrefix}/openapi.json and at /docs.`;
+      return new HttpError(404, 'not_found', message);
     });
+
+    app.setNotFoundHandler((request, reply) => sendFailure(app.unroutedFailure(request), request, reply));
   },
   { name: 'failure-responses' },
 );

@@ -35,6 +35,11 @@ interface AjvError {
 
 const MALFORMED_BODY = 'The body must be form-encoded name=value pairs (as curl -d sends) or a JSON object whose values are strings.';
 
+/** The answer for a body parameter the endpoint does not take; also given before a missing one (request-bodies.ts). */
+export function unknownParameter(field: string): Message {
+  return { code: 'unknown_parameter', message: `'${field}' is not a parameter of this endpoint.`, field };
+}
+
 function one(statusCode: number, message: Message, headers: Record<string, string> = {}): MappedError {
   return { statusCode, messages: [message], headers, unexpected: statusCode === 500 };
 }
@@ -51,10 +56,7 @@ function mapValidation(errors: readonly AjvError[], body: unknown): MappedError 
     const field = String(error.params.missingProperty);
     return one(400, { code: 'missing_parameter', message: `The parameter '${field}' is required.`, field });
   }
-  if (error.keyword === 'additionalProperties') {
-    const field = String(error.params.additionalProperty);
-    return one(400, { code: 'unknown_parameter', message: `'${field}' is not a parameter of this endpoint.`, field });
-  }
+  if (error.keyword === 'additionalProperties') return one(400, unknownParameter(String(error.params.additionalProperty)));
   if (error.instancePath === '') return one(400, { code: 'malformed_body', message: MALFORMED_BODY });
   const field = fieldOf(error.instancePath);
   const value = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[field] : undefined;

@@ -1,4 +1,5 @@
-// Caps how many parameters a parsed body may carry and how long each value may be, forms and JSON alike.
+// Caps how many parameters a parsed body may carry and how long each value may be, and refuses values that are not
+// well-formed Unicode; forms and JSON alike.
 import type { ParameterSettings } from '../config.ts';
 import { HttpError } from './http-error.ts';
 
@@ -32,6 +33,15 @@ export function checkParameterLimits(body: unknown, limits: ParameterSettings): 
         400,
         'parameter_too_long',
         `The parameter '${name}' is longer than ${limits.maxParameterLength} characters.`,
+        { field: name },
+      );
+    }
+    // JSON can spell a lone surrogate ("\ud800"); stored, it would silently become U+FFFD. Kept exactly as sent, or refused.
+    if (values.some((one) => typeof one === 'string' && !one.isWellFormed())) {
+      throw new HttpError(
+        400,
+        'invalid_parameter',
+        `The parameter '${name}' is not valid Unicode: it holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair).`,
         { field: name },
       );
     }

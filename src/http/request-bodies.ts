@@ -5,6 +5,8 @@ import fp from 'fastify-plugin';
 import type { ParameterSettings } from '../config.ts';
 import { parseForm } from './form-encoding.ts';
 import { checkParameterLimits } from './parameter-limits.ts';
+import { HttpError } from './http-error.ts';
+import { unknownParameter } from './map-error.ts';
 
 export interface RequestBodiesOptions {
   readonly parameters: ParameterSettings;
@@ -13,6 +15,22 @@ export interface RequestBodiesOptions {
 function emptyBodyAsEmptyForm(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   if (request.body === undefined) request.body = {};
   done();
+}
+
+/**
+ * A misspelt parameter (`timezon=UTC`) is reported as the word that was sent, not as the one then missing: schema validation
+ * would stop at the missing required parameter first. The schema still refuses unknown parameters on its own.
+ */
+function unknownBeforeMissing(allowed: ReadonlySet<string>) {
+  return function unknownParameters(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    const body = request.body;
+    if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+      for (const name in body) {
+        if (!allowed.has(name)) return done(new HttpError(400, 'unknown_parameter', unknownParameter(name).message, { field: name }));
+      }
+    }
+    done();
+  };
 }
 
 export const requestBodies = fp(
@@ -34,7 +52,8 @@ export const requestBodies = fp(
     app.addHook('onRoute', (route) => {
       if (route.schema?.body === undefined) return;
       const own = route.preValidation === undefined ? [] : [route.preValidation].flat();
-      route.preValidation = [emptyBodyAsEmptyForm, ...own];
+      const properties = (route.schema.body as { properties?: Record<string, unknown> }).properties ?? {};
+      route.preValidation = [emptyBodyAsEmptyForm, unknownBeforeMissing(new Set(Object.keys(properties))), ...own];
     });
   },
   { name: 'request-bodies' },

@@ -33,10 +33,44 @@ function assertFailure(result: CallResult, status: number, code: string, what: s
   return message;
 }
 
-test('an unknown path under /api/v0 answers 404 not_found', async () => {
+test('an unknown path under /api/v0 answers 404 not_found, pointing to the OpenAPI document and /docs', async () => {
   for (const path of ['/api/v0/nope', '/api/v0/users', '/api/v0/settings/zones', '/api/v0/hello/world']) {
-    assertFailure(await call('GET', `${server.url}${path}`), 404, 'not_found', `GET ${path}`);
+    const message = assertFailure(await call('GET', `${server.url}${path}`), 404, 'not_found', `GET ${path}`);
+    assert.match(message.message, /\/api\/v0\/openapi\.json/, `GET ${path}: no pointer to the OpenAPI document: ${message.message}`);
+    assert.match(message.message, /\/docs\b/, `GET ${path}: no pointer to /docs: ${message.message}`);
   }
+});
+
+test('a misspelt parameter is reported as the word that was sent, not as the one then missing', async () => {
+  for (const [path, form, json] of [
+    ['/settings', 'timezon=UTC', { timezon: 'UTC' }],
+    ['/user', 'nme=Ann', { nme: 'Ann' }],
+    ['/hello', 'nam=Ann', { nam: 'Ann' }],
+  ] as const) {
+    for (const options of [{ form }, { json }]) {
+      const message = assertFailure(await call('POST', `${server.api}${path}`, { auth: caller, ...options }), 400, 'unknown_parameter', `POST ${path} ${JSON.stringify(options)}`);
+      assert.equal(message.field, Object.keys(json)[0]);
+    }
+  }
+});
+
+test('a JSON string holding a lone surrogate is refused with invalid_parameter, never stored as U+FFFD', async () => {
+  for (const escaped of ['a\\ud800b', '\\udfff', 'x\\ud83d']) {
+    const body = `{"name":"${escaped}"}`;
+    for (const path of ['/user', '/hello']) {
+      const message = assertFailure(
+        await call('POST', `${server.api}${path}`, { auth: caller, body, headers: { 'content-type': 'application/json' } }),
+        400,
+        'invalid_parameter',
+        `POST ${path} ${body}`,
+      );
+      assert.equal(message.field, 'name');
+    }
+  }
+  const stored = await call('GET', `${server.api}/user`, { auth: caller });
+  assert.ok(!stored.body.data.name.includes('\uFFFD'), `a replacement character was stored: ${stored.body.data.name}`);
+  const paired = await call('POST', `${server.api}/hello`, { body: '{"name":"\\ud83d\\ude00"}', headers: { 'content-type': 'application/json' } });
+  assert.equal(paired.body?.data?.name, '😀', 'a well-formed surrogate pair was refused or changed');
 });
 
 test('an unknown API version answers 404 whose message names v0', async () => {

@@ -1,0 +1,64 @@
+// How a request is framed, checked before any work: HTTP/1.1 needs a Host (RFC 9112 §3.2), a body may be sent only in the
+// chunked transfer coding (§6.1), and the only expectation this server can meet is `100-continue` (RFC 9110 §10.1.1).
+// Refused with the envelope and the usual headers, where Node's own checks answer a bare 400 or 417.
+import type { Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { HttpError } from './http-error.ts';
+
+export interface RequestFramingOptions {
+  /** Protocol versions that must carry Host; HTTP/1.0 predates it. */
+  readonly versions: readonly string[];
+}
+
+/**
+ * `Expect: 100-continue`: the interim 100 goes out only when the body is about to be read, so a request refused on its
+ * headers (too large by Content-Length, wrong media type, unknown path, no credentials) gets its refusal at once. Such a
+ * refusal closes the connection: the client may send the body anyway or not at all, so what follows cannot be framed.
+ * Any other expectation is handed on as a request, and answered 417 by the hook below.
+ */
+function answerExpectations(server: Server): void {
+  server.on('checkContinue', (request, response) => {
+    response.shouldKeepAlive = false;
+    request.once('resume', () => {
+      if (response.headersSent) return; // already answered: Node is only draining what the client sent
+      response.shouldKeepAlive = true;
+      response.writeContinue();
+    });
+    server.emit('request', request, response);
+  });
+  server.on('checkExpectation', (request, response) => server.emit('request', request, response));
+}
+
+/** Pairs with `requireHostHeader: false` in the server options (connectionOptions), which hands the Host check to us. */
+export const requestFraming = fp(
+  async function requestFraming(app: FastifyInstance, options: RequestFramingOptions) {
+    answerExpectations(app.server);
+    app.addHook('onRequest', (request, _reply, done) => {
+      const { headers } = request;
+      if (headers.host === undefined && options.versions.includes(request.raw.httpVersion)) {
+        return done(new HttpError(400, 'malformed_request', 'An HTTP/1.1 request must carry a Host header.'));
+      }
+      // Node accepts `gzip, chunked` and hands the body on still gzip-coded; a coding it would not undo is not understood.
+      const transferEncoding = headers['transfer-encoding'];
+      if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== 'chunked') {
+        return done(
+          new HttpError(501, 'unsupported_transfer_coding', 'This server accepts a request body only as is or in the chunked transfer coding.', {
+            headers: { Connection: 'close' },
+          }),
+        );
+      }
+      const expect = headers.expect;
+      if (expect === undefined) return done();
+      if (expect.trim().toLowerCase() !== '100-continue') {
+        return done(
+          new HttpError(417, 'expectation_failed', "This server can meet no expectation but 'Expect: 100-continue'; send the request without it."),
+        );
+      }
+      // Fastify reads a body even for a path no route matches: say 404 (or 405) before inviting the client to send it.
+      if (request.is404) return done(app.unroutedFailure(request));
+      done();
+    });
+  },
+  { name: 'request-framing', dependencies: ['failure-responses'] },
+);
