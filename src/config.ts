@@ -20,6 +20,8 @@ export interface Config {
   /** SQLite only: credentials kept in memory, checked against data_version on every use; 0 reads every request. */
   readonly credentialCacheSize: number;
   readonly postgres: PostgresSettings;
+  /** `serve` exits when the database does not answer at start, instead of serving 503s while it keeps trying (STORE_FAIL_FAST). */
+  readonly storeFailFast: boolean;
   readonly bodyLimitBytes: number;
   readonly connections: ConnectionSettings;
   readonly parameters: ParameterSettings;
@@ -116,6 +118,7 @@ export interface ConfigFlags {
   readonly port?: string;
   readonly databaseUrl?: string;
   readonly workers?: string;
+  readonly storeFailFast?: boolean;
 }
 
 export class ConfigError extends Error {
@@ -273,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
       connectTimeoutMs: integer('PG_CONNECT_TIMEOUT_MS', env.PG_CONNECT_TIMEOUT_MS, 2000, 100, 60_000),
       statementTimeoutMs: integer('PG_STATEMENT_TIMEOUT_MS', env.PG_STATEMENT_TIMEOUT_MS, 5000, 100, 600_000),
     },
+    storeFailFast: flags.storeFailFast === true || oneOf('STORE_FAIL_FAST', env.STORE_FAIL_FAST, ['0', '1'], '0') === '1',
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES, 16 * 1024, 1024, 1024 * 1024),
     connections: connectionSettings(env),
     parameters: {

@@ -1,12 +1,14 @@
-// Starts the HTTP service: configuration -> store -> migrations -> app -> listening socket.
+// Starts the HTTP service: configuration -> store -> migrations -> app -> listening socket (PostgreSQL down: migrations later).
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
+import { isDomainError } from './domain/errors.ts';
 import { loadTimezoneCatalog } from './domain/timezones.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import { listenForMetrics, type MetricsListener } from './http/metrics-listener.ts';
 import { seedDemoAccounts, type DemoAccount } from './sandbox/demo-accounts.ts';
-import { openStore } from './store/open-store.ts';
+import { ConnectingStore, isStoreUnavailable } from './store/connecting-store.ts';
+import { describeDatabase, openStore } from './store/open-store.ts';
 import { openRedis } from './store/redis-client.ts';
 import type { Store } from './store/store.ts';
 
@@ -14,8 +16,15 @@ export interface RunningServer {
   readonly app: FastifyInstance;
   readonly store: Store;
   readonly url: string;
-  readonly accountCount: number;
-  readonly demoAccounts: readonly DemoAccount[];
+  /** What preparing the store found; null while the database is still awaited (see storeReady). */
+  readonly prepared: PreparedStore | null;
+  /**
+   * Resolves once the store serves: at once when the database answered at start, else when it first does. Rejects with a
+   * failure that waiting cannot cure (a wrong password, a schema too new); never settles if the server is closed first.
+   */
+  readonly storeReady: Promise<PreparedStore>;
+  /** Ends the wait before the next attempt to reach the database: the primary of `serve --workers` has just migrated it. */
+  retryStoreNow(): void;
   /** Where the separate metrics listener (METRICS_PORT) answers; null when there is none. */
   readonly metricsUrl: string | null;
   readonly metrics: Metrics;
@@ -35,10 +44,22 @@ export async function prepareStore(store: Store, config: Config): Promise<{ demo
   return { demoAccounts, accountCount: await store.countAccounts() };
 }
 
+export type PreparedStore = Awaited<ReturnType<typeof prepareStore>>;
+
+/** A worker's share of prepareStore: the primary migrated (or is still waiting to), so only check and count. */
+async function checkPrepared(store: Store): Promise<PreparedStore> {
+  await store.checkSchema();
+  return { demoAccounts: [], accountCount: await store.countAccounts() };
+}
+
 /** The address people are told to use: a wildcard host is shown as localhost. */
 export function serverUrl(host: string, port: number): string {
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   return `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
+}
+
+function isSchemaOutdated(error: unknown): boolean {
+  return isDomainError(error) && error.code === 'schema_outdated';
 }
 
 export interface StartOptions {
@@ -47,11 +68,22 @@ export interface StartOptions {
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const store = openStore(config);
+  const engine = openStore(config);
+  let store: Store = engine;
   try {
-    if (options.prepared === true) await store.checkSchema();
-    const { demoAccounts, accountCount } =
-      options.prepared === true ? { demoAccounts: [], accountCount: await store.countAccounts() } : await prepareStore(store, config);
+    const prepare = options.prepared === true ? checkPrepared : (each: Store) => prepareStore(each, config);
+    // A worker whose primary is still waiting for the database finds it unmigrated: that, too, passes by waiting.
+    const retryable =
+      options.prepared === true ? (error: unknown) => isStoreUnavailable(error) || isSchemaOutdated(error) : isStoreUnavailable;
+    let firstFailure: unknown;
+    const prepared = await prepare(engine).catch((error: unknown) => {
+      // PostgreSQL down at start: listen anyway, answer 503 where it is needed, and keep trying in the background.
+      if (config.storeFailFast || !retryable(error)) throw error;
+      firstFailure = error;
+      return null;
+    });
+    const connecting = prepared === null ? new ConnectingStore(engine) : null;
+    store = connecting ?? engine;
     const redis = config.redis === null ? null : await openRedis(config.redis, startupLog);
     const metrics = createMetrics();
     const app = buildApp({ config, store, timezones: loadTimezoneCatalog(), redis, metrics });
@@ -68,12 +100,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;
     const url = serverUrl(config.host, port);
+    const storeReady =
+      prepared !== null
+        ? Promise.resolve(prepared)
+        : connecting!.connect({ prepare, retryable, log: app.log, target: describeDatabase(config.database), firstFailure });
     return {
       app,
       store,
       url,
-      accountCount,
-      demoAccounts,
+      prepared,
+      storeReady,
+      retryStoreNow: () => connecting?.retryNow(),
       metricsUrl: metricsListener?.url ?? null,
       metrics,
       close: async () => {

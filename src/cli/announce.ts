@@ -1,14 +1,21 @@
 // What `account-api serve` tells people once the service listens: where, and how to make a first call.
 import type { Config } from '../config.ts';
 import type { DemoAccount } from '../sandbox/demo-accounts.ts';
+import { describeDatabase } from '../store/open-store.ts';
 import type { CliContext } from './cli-context.ts';
+
+/** What preparing the store found at start. */
+export interface StoreSummary {
+  readonly demoAccounts: readonly DemoAccount[];
+  readonly accountCount: number;
+}
 
 /** What people are told once the service listens, by the one process that speaks for it. */
 export interface Announcement {
   readonly url: string;
   readonly metricsUrl: string | null;
-  readonly demoAccounts: readonly DemoAccount[];
-  readonly accountCount: number;
+  /** null while the database is still awaited: announceStore follows once it answers. */
+  readonly store: StoreSummary | null;
   /** Shown only when above 1. */
   readonly workers: number;
 }
@@ -18,17 +25,34 @@ export function announce(context: CliContext, config: Config, shown: Announcemen
   if (shown.metricsUrl !== null) context.stderr.write(`metrics at ${shown.metricsUrl}\n`);
   const workers = shown.workers > 1 ? `, ${shown.workers} workers` : '';
   context.stderr.write(`account-api listening at ${shown.url} (${config.environment}, ${config.database.engine}${workers})\n`);
+  if (shown.store === null) {
+    context.stderr.write(
+      `Waiting for ${describeDatabase(config.database)} (retrying): until it answers, requests that need it are answered 503 store_unavailable.\n`,
+    );
+    return;
+  }
+  firstSteps(context, config, shown.url, shown.store);
+}
+
+/** The rest of the announcement, once a database that was awaited at start has answered. */
+export function announceStore(context: CliContext, config: Config, url: string, store: StoreSummary): void {
+  context.stderr.write(`${describeDatabase(config.database)} answered: serving requests.\n`);
+  firstSteps(context, config, url, store);
+}
+
+/** The part that needs the database: the sandbox's demo keys, or how to make a first account. */
+function firstSteps(context: CliContext, config: Config, url: string, store: StoreSummary): void {
   if (config.environment === 'sandbox') {
-    const lines = shown.demoAccounts.map(
+    const lines = store.demoAccounts.map(
       (demo) => `  ${demo.username.padEnd(11)} ${demo.premium ? 'Premium    ' : 'not Premium'}  ${demo.key.token}`,
     );
-    context.stderr.write(`Sandbox at ${shown.url}/api/v0 (X-Environment: sandbox). Demo accounts and keys:\n${lines.join('\n')}\n`);
-  } else if (shown.accountCount === 0) {
+    context.stderr.write(`Sandbox at ${url}/api/v0 (X-Environment: sandbox). Demo accounts and keys:\n${lines.join('\n')}\n`);
+  } else if (store.accountCount === 0) {
     context.stderr.write(
       `No accounts yet. Create a Premium account and a key for it with:\n` +
         `  npx account-api users create alice --name "Alice" --premium\n` +
         `  npx account-api keys create alice\n` +
-        `then try: curl -u alice:THE_KEY ${shown.url}/api/v0/user\n`,
+        `then try: curl -u alice:THE_KEY ${url}/api/v0/user\n`,
     );
   }
 }

@@ -20,6 +20,8 @@ export interface CliFlags {
   readonly host?: string;
   /** `serve` only: processes sharing the port. */
   readonly workers?: string;
+  /** `serve` only: exit when the database does not answer at start, rather than wait for it. */
+  readonly 'store-fail-fast': boolean;
   // `call` only: where the server is, who calls, how patiently, and what to keep of the timezone list.
   readonly 'base-url'?: string;
   readonly username?: string;

@@ -10,7 +10,7 @@ import { serveCommand } from './serve.ts';
 import { usersCommand, USERS_USAGE } from './users.ts';
 
 const USAGE = `Usage:
-account-api serve [--sandbox] [--port PORT] [--host HOST] [--workers N] [--database-url URL]
+account-api serve [--sandbox] [--port PORT] [--host HOST] [--workers N] [--database-url URL] [--store-fail-fast]
 account-api migrate
 ${USERS_USAGE}
 ${KEYS_USAGE}
@@ -18,11 +18,12 @@ ${CALL_USAGE}
 
 Every command takes --json (machine output) and --sandbox (the sandbox database and sandbox keys; for call, the sandbox server).
 Every command but call takes --database-url URL (default: DATABASE_URL, else sqlite:./data/account-api.db).
+serve keeps trying a PostgreSQL that does not answer at start, answering 503 meanwhile; --store-fail-fast (STORE_FAIL_FAST=1) exits instead.
 
 ${CALL_OPTIONS}`;
 
 /** Flags of the commands that work on the database, which `call` never opens. */
-const STORE_FLAGS = ['database-url', 'premium', 'label', 'port', 'host', 'workers'] as const;
+const STORE_FLAGS = ['database-url', 'premium', 'label', 'port', 'host', 'workers', 'store-fail-fast'] as const;
 
 function parse(argv: readonly string[]): { words: string[]; flags: CliFlags; help: boolean } {
   const { values, positionals } = parseArgs({
@@ -40,6 +41,7 @@ function parse(argv: readonly string[]): { words: string[]; flags: CliFlags; hel
       port: { type: 'string' },
       host: { type: 'string' },
       workers: { type: 'string' },
+      'store-fail-fast': { type: 'boolean', default: false },
       'base-url': { type: 'string' },
       username: { type: 'string' },
       'api-key': { type: 'string' },
@@ -82,6 +84,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       port: parsed.flags.port,
       host: parsed.flags.host,
       workers: parsed.flags.workers,
+      storeFailFast: parsed.flags['store-fail-fast'],
     });
     if (command === 'serve') return await serveCommand({ ...io, flags: parsed.flags, args: rest }, config);
     const grouped = command === 'users' || command === 'keys';

@@ -1,5 +1,6 @@
 // `account-api serve --workers N`: the primary process. It prepares the store once, forks N workers that share the port
 // (node:cluster hands them connections in turn), restarts a worker that dies, and on SIGTERM or SIGINT lets each drain, then exits.
+// With PostgreSQL down at start it forks them anyway (they answer 503) and prepares the store in the background.
 import cluster, { type Worker } from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -7,8 +8,9 @@ import { AggregatorRegistry, type PrometheusContentType } from 'prom-client';
 import type { Config } from '../config.ts';
 import { listenForMetrics, type MetricsListener } from '../http/metrics-listener.ts';
 import { prepareStore, serverUrl } from '../server.ts';
-import { openStore } from '../store/open-store.ts';
-import { announce } from './announce.ts';
+import { ConnectingStore, isStoreUnavailable } from '../store/connecting-store.ts';
+import { describeDatabase, openStore } from '../store/open-store.ts';
+import { announce, announceStore } from './announce.ts';
 import type { CliContext } from './cli-context.ts';
 import { catchSignals } from './signals.ts';
 
@@ -21,6 +23,8 @@ const STABLE_AFTER_MS = 10_000;
 /** The first step of a shutdown, primary to worker, and the worker's answer once its listener is closed. */
 export const STOP_ACCEPTING = 'account-api:stop-accepting';
 export const STOPPED_ACCEPTING = 'account-api:stopped-accepting';
+/** Primary to worker: the database the worker waits for is migrated now; try it without waiting out the back-off. */
+export const STORE_PREPARED = 'account-api:store-prepared';
 /** How long the primary waits for every worker to close its listener before it tells them to drain anyway. */
 const STOP_ACCEPTING_TIMEOUT_MS = 1000;
 
@@ -57,10 +61,22 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
   const log = primaryLog(context, config);
   const signals = catchSignals();
   let metricsListener: MetricsListener | null = null;
+  let waiting: ConnectingStore | null = null;
   try {
-    // Once, before any worker exists: migrations never race each other, and the sandbox is seeded once.
-    const store = openStore(config);
-    const prepared = await prepareStore(store, config).finally(() => store.close());
+    // Once, before any worker exists: migrations never race each other, and the sandbox is seeded once. With the database down,
+    // this primary keeps trying while the workers serve 503s and wait for its migrations (seeding from N workers would race).
+    const engine = openStore(config);
+    let firstFailure: unknown;
+    let prepared = await prepareStore(engine, config).catch(async (error: unknown) => {
+      if (config.storeFailFast || !isStoreUnavailable(error)) {
+        await engine.close();
+        throw error;
+      }
+      firstFailure = error;
+      return null;
+    });
+    if (prepared === null) waiting = new ConnectingStore(engine);
+    else await engine.close();
     if (signals.pending !== null) return 0;
     if (config.metrics.port !== null) {
       metricsListener = await listenForMetrics({ registry: new ClusterMetrics(), host: config.metrics.host, port: config.metrics.port });
@@ -112,8 +128,9 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
         phase = 'serving';
         const url = serverUrl(config.host, port);
         const workerPids = live().map((each) => each.process.pid);
-        log('info', { url, environment: config.environment, database: config.database.engine, metricsUrl, workerPids }, 'account-api ready');
-        announce(context, config, { ...prepared, url, metricsUrl, workers: config.workers });
+        const waitingForDatabase = prepared === null;
+        log('info', { url, environment: config.environment, database: config.database.engine, metricsUrl, workerPids, waitingForDatabase }, 'account-api ready');
+        announce(context, config, { url, metricsUrl, store: prepared, workers: config.workers });
       };
 
       const exited = (slot: Slot, worker: Worker, code: number | null, signal: NodeJS.Signals | null) => {
@@ -189,10 +206,34 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
         stop(signal, 0);
       };
 
+      const prepareLater = (store: ConnectingStore) => {
+        const connectLog = {
+          info: (fields: object, message: string) => log('info', fields, message),
+          warn: (fields: object, message: string) => log('warn', fields, message),
+        };
+        const target = describeDatabase(config.database);
+        store.connect({ prepare: (engine) => prepareStore(engine, config), retryable: isStoreUnavailable, log: connectLog, target, firstFailure }).then(
+          (result) => {
+            prepared = result;
+            // The workers keep their own connections; the primary needs none.
+            store.close().catch(() => undefined);
+            for (const worker of live()) if (worker.isConnected()) worker.send(STORE_PREPARED);
+            if (phase === 'serving') announceStore(context, config, serverUrl(config.host, port), result);
+          },
+          (error: unknown) => {
+            if (phase === 'stopping') return;
+            log('error', { err: error instanceof Error ? error.message : String(error) }, 'the database cannot be used: stopping');
+            stop('SIGTERM', 1);
+          },
+        );
+      };
+
       for (const slot of slots) fork(slot);
       signals.handleWith(onSignal);
+      if (waiting !== null) prepareLater(waiting);
     });
   } finally {
+    await waiting?.close();
     await metricsListener?.close();
     signals.release();
   }

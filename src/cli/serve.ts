@@ -4,10 +4,10 @@ import { Server } from 'node:net';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config.ts';
 import { startServer } from '../server.ts';
-import { announce } from './announce.ts';
+import { announce, announceStore } from './announce.ts';
 import type { CliContext } from './cli-context.ts';
 import { catchSignals } from './signals.ts';
-import { STOP_ACCEPTING, STOPPED_ACCEPTING, superviseWorkers } from './serve-workers.ts';
+import { STOP_ACCEPTING, STOPPED_ACCEPTING, STORE_PREPARED, superviseWorkers } from './serve-workers.ts';
 
 /** Returns the exit status: 0 after a clean shutdown. */
 export async function serveCommand(context: CliContext, config: Config): Promise<number> {
@@ -34,12 +34,15 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
     // A worker's store was migrated (and the sandbox seeded) by the primary; the primary alone serves METRICS_PORT.
     const server = await startServer(asWorker ? { ...config, metrics: { ...config.metrics, port: null } } : config, { prepared: asWorker });
     const { app } = server;
+    const waitingForDatabase = server.prepared === null;
     app.log.info(
-      { url: server.url, environment: config.environment, database: config.database.engine, metricsUrl: server.metricsUrl },
+      { url: server.url, environment: config.environment, database: config.database.engine, metricsUrl: server.metricsUrl, waitingForDatabase },
       'account-api ready',
     );
     if (asWorker) {
       process.on('message', (message: unknown) => {
+        // The primary has migrated the database this worker is waiting for: no need to sit out the back-off.
+        if (message === STORE_PREPARED) server.retryStoreNow();
         if (message !== STOP_ACCEPTING) return;
         // net.Server's close without a callback: the listener only; connections, and the drain that follows, are untouched.
         Server.prototype.close.call(app.server);
@@ -47,19 +50,12 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
       });
     }
     if (asWorker && config.metrics.port !== null) AggregatorRegistry.setRegistries(server.metrics.registry);
-    if (!asWorker) announce(context, config, { ...server, workers: 1 });
+    if (!asWorker) announce(context, config, { url: server.url, metricsUrl: server.metricsUrl, store: server.prepared, workers: 1 });
 
     return await new Promise<number>((resolve) => {
       let stopping = false;
-      signals.handleWith((signal) => {
-        if (stopping) {
-          // A worker hears a terminal's Ctrl-C and then the primary's forwarded signal: the primary decides when to give up.
-          if (asWorker) return;
-          app.log.warn({ signal }, 'second signal: exiting now');
-          process.exit(1);
-        }
+      const stop = (status: 0 | 1) => {
         stopping = true;
-        app.log.info({ signal }, 'shutting down: finishing requests in flight');
         // A request or an engine that never finishes must not keep the process from exiting.
         const deadline = setTimeout(() => {
           app.log.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown did not finish within SHUTDOWN_TIMEOUT_MS: exiting now');
@@ -70,7 +66,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
           () => {
             clearTimeout(deadline);
             app.log.info('stopped');
-            resolve(0);
+            resolve(status);
           },
           (error: unknown) => {
             clearTimeout(deadline);
@@ -78,7 +74,31 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
             resolve(1);
           },
         );
+      };
+      signals.handleWith((signal) => {
+        if (stopping) {
+          // A worker hears a terminal's Ctrl-C and then the primary's forwarded signal: the primary decides when to give up.
+          if (asWorker) return;
+          app.log.warn({ signal }, 'second signal: exiting now');
+          process.exit(1);
+        }
+        app.log.info({ signal }, 'shutting down: finishing requests in flight');
+        stop(0);
       });
+      if (waitingForDatabase) {
+        server.storeReady.then(
+          (prepared) => {
+            if (!asWorker && !stopping) announceStore(context, config, server.url, prepared);
+          },
+          (error: unknown) => {
+            if (stopping) return;
+            // What fail-fast would have said at start: waiting does not cure it (a wrong password, a schema too new).
+            app.log.error({ err: error }, 'the database cannot be used: stopping');
+            context.stderr.write(`account-api: ${error instanceof Error ? error.message : String(error)}\n`);
+            stop(1);
+          },
+        );
+      }
     });
   } finally {
     // A worker lets go of its channel and ends on its own; a signal arriving meanwhile (the primary's forwarded one, after a

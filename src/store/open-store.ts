@@ -1,5 +1,5 @@
 // Opens the store that the configuration names; the only place that knows which engines exist.
-import type { Config } from '../config.ts';
+import type { Config, DatabaseTarget } from '../config.ts';
 import { PostgresStore } from './postgres/postgres-store.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './store.ts';
@@ -15,4 +15,14 @@ export function openStore(config: Pick<Config, 'database' | 'sqliteSynchronous' 
     });
   }
   return new PostgresStore({ url: database.url, ...config.postgres });
+}
+
+/** Where the database is, for people and logs: 'PostgreSQL at db.internal:5432/account_api', never with the password. */
+export function describeDatabase(database: DatabaseTarget): string {
+  if (database.engine === 'sqlite') return `SQLite at ${database.path}`;
+  const url = URL.parse(database.url);
+  if (url === null) return 'PostgreSQL';
+  // postgres:///db?host=/run/postgresql names a Unix socket directory instead of a host.
+  const host = decodeURIComponent(url.hostname) || url.searchParams.get('host') || 'localhost';
+  return `PostgreSQL at ${host}:${url.port || '5432'}${url.pathname}`;
 }

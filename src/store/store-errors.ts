@@ -23,3 +23,8 @@ export function keyExists(keyId: string): DomainError {
 export function keyNotFound(keyId: string): DomainError {
   return new DomainError('not_found', 'key_not_found', `No API key has the id '${keyId}'.`, { field: 'key_id' });
 }
+
+/** Asked of a store whose engine has not answered since the server started; it keeps trying in the background (ConnectingStore). */
+export function storeNotConnected(): DomainError {
+  return new DomainError('unavailable', 'store_unavailable', 'The database is not reachable yet; try again shortly.');
+}

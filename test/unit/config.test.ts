@@ -335,3 +335,16 @@ describe('TRUST_PROXY', () => {
     }
   });
 });
+
+describe('waiting for the database at start', () => {
+  test('serve waits by default; STORE_FAIL_FAST=1 or --store-fail-fast exits instead', () => {
+    assert.equal(loadConfig({}, {}, CWD).storeFailFast, false);
+    assert.equal(loadConfig({ STORE_FAIL_FAST: '0' }, {}, CWD).storeFailFast, false);
+    assert.equal(loadConfig({ STORE_FAIL_FAST: '1' }, {}, CWD).storeFailFast, true);
+    assert.equal(loadConfig({}, { storeFailFast: true }, CWD).storeFailFast, true);
+  });
+
+  test('a STORE_FAIL_FAST other than 0 or 1 is a ConfigError naming it, not silently ignored', () => {
+    assertConfigError(() => loadConfig({ STORE_FAIL_FAST: 'yes' }, {}, CWD), /STORE_FAIL_FAST/, 'STORE_FAIL_FAST=yes');
+  });
+});

@@ -1,0 +1,163 @@
+// Protects the store a server uses while its database is down at start: 503 until prepared, back-off, give up only when waiting cannot help.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { DomainError } from '../../../src/domain/errors.ts';
+import { ConnectingStore, isStoreUnavailable, type ConnectOptions } from '../../../src/store/connecting-store.ts';
+import type { Store } from '../../../src/store/store.ts';
+
+const unreachable = (detail = 'connect ECONNREFUSED 127.0.0.1:5432') =>
+  new DomainError('unavailable', 'store_unavailable', 'The database is unreachable; try again shortly.', { cause: new Error(detail) });
+
+/** Only what these tests call; counts what reached it. */
+function fakeEngine() {
+  const calls = { countAccounts: 0, close: 0 };
+  const engine = {
+    engine: 'fake',
+    countAccounts: async () => {
+      calls.countAccounts++;
+      return 7;
+    },
+    ping: async () => undefined,
+    close: async () => {
+      calls.close++;
+    },
+  } as unknown as Store;
+  return { engine, calls };
+}
+
+function recordingLog() {
+  const lines: Array<{ level: 'info' | 'warn'; fields: Record<string, unknown>; message: string }> = [];
+  return {
+    lines,
+    info: (fields: object, message: string) => lines.push({ level: 'info', fields: fields as Record<string, unknown>, message }),
+    warn: (fields: object, message: string) => lines.push({ level: 'warn', fields: fields as Record<string, unknown>, message }),
+  };
+}
+
+/** prepare fails with each of `failures` in turn, then resolves with 'prepared'. */
+function scripted(failures: unknown[]): { prepare: ConnectOptions<string>['prepare']; attempts: () => number } {
+  let attempts = 0;
+  return {
+    prepare: async () => {
+      const failure = failures[attempts++];
+      if (failure !== undefined) throw failure;
+      return 'prepared';
+    },
+    attempts: () => attempts,
+  };
+}
+
+const quick = { firstMs: 1, maxMs: 4 };
+
+function isCode(code: string) {
+  return (error: unknown) => error instanceof DomainError && error.code === code;
+}
+
+describe('ConnectingStore', () => {
+  test('fails every call with store_unavailable, without touching the engine, until prepared; then calls reach the engine', async () => {
+    const { engine, calls } = fakeEngine();
+    const store = new ConnectingStore(engine);
+    const log = recordingLog();
+    await assert.rejects(store.countAccounts(), isCode('store_unavailable'));
+    await assert.rejects(store.ping(), isCode('store_unavailable'), 'readiness must fail while waiting');
+    assert.equal(calls.countAccounts, 0, 'a call while waiting reached the engine');
+
+    const script = scripted([unreachable(), unreachable()]);
+    const ready = store.connect({ prepare: script.prepare, retryable: isStoreUnavailable, log, target: 'the fake', delays: quick });
+    await assert.rejects(store.countAccounts(), isCode('store_unavailable'));
+    assert.equal(await ready, 'prepared');
+    assert.equal(script.attempts(), 3);
+    assert.equal(await store.countAccounts(), 7);
+    assert.equal(calls.countAccounts, 1);
+    const connected = log.lines.filter((line) => line.level === 'info');
+    assert.equal(connected.length, 1);
+    assert.equal(connected[0]!.fields.attempts, 3);
+    assert.equal(store.engine, 'fake');
+  });
+
+  test('a failure that waiting cannot cure ends the wait: connect rejects with it, and calls still fail with store_unavailable', async () => {
+    const { engine } = fakeEngine();
+    const store = new ConnectingStore(engine);
+    const tooNew = new DomainError('internal', 'schema_too_new', 'The database schema is at version 9.');
+    const script = scripted([unreachable(), tooNew]);
+    await assert.rejects(
+      store.connect({ prepare: script.prepare, retryable: isStoreUnavailable, log: recordingLog(), target: 'the fake', delays: quick }),
+      (error) => error === tooNew,
+    );
+    assert.equal(script.attempts(), 2, 'it tried again after giving up');
+    await assert.rejects(store.ping(), isCode('store_unavailable'));
+  });
+
+  test('logs the first failed attempt and a changed reason, not every attempt', async () => {
+    const { engine } = fakeEngine();
+    const store = new ConnectingStore(engine);
+    const log = recordingLog();
+    const script = scripted([...Array.from({ length: 20 }, () => unreachable()), unreachable('getaddrinfo ENOTFOUND db.internal')]);
+    await store.connect({ prepare: script.prepare, retryable: isStoreUnavailable, log, target: 'the fake', delays: quick });
+    const warnings = log.lines.filter((line) => line.level === 'warn');
+    assert.deepEqual(
+      warnings.map((line) => [line.fields.attempts, line.fields.reason]),
+      [
+        [1, 'The database is unreachable; try again shortly. (connect ECONNREFUSED 127.0.0.1:5432)'],
+        [21, 'The database is unreachable; try again shortly. (getaddrinfo ENOTFOUND db.internal)'],
+      ],
+    );
+    assert.equal(warnings[0]!.message, 'waiting for the database: retrying');
+  });
+
+  test('waits longer after each failure, up to the cap, never longer', async () => {
+    const { engine } = fakeEngine();
+    const store = new ConnectingStore(engine);
+    const log = recordingLog();
+    // A new reason each time, so that every attempt is logged with its wait.
+    const script = scripted(Array.from({ length: 6 }, (_, index) => unreachable(`refused ${index}`)));
+    await store.connect({ prepare: script.prepare, retryable: isStoreUnavailable, log, target: 'the fake', delays: { firstMs: 8, maxMs: 32 } });
+    const waits = log.lines.filter((line) => line.level === 'warn').map((line) => line.fields.retryInMs as number);
+    const nominal = [8, 16, 32, 32, 32, 32];
+    waits.forEach((wait, index) => {
+      assert.ok(wait >= nominal[index]! / 2 && wait <= nominal[index]!, `wait ${index + 1} was ${wait} ms; expected ${nominal[index]! / 2}-${nominal[index]} ms`);
+    });
+  });
+
+  test('the failure the caller already met counts as the first attempt, and the next one waits', async () => {
+    const { engine } = fakeEngine();
+    const store = new ConnectingStore(engine);
+    const log = recordingLog();
+    const script = scripted([]);
+    const ready = store.connect({ prepare: script.prepare, retryable: isStoreUnavailable, log, target: 'the fake', firstFailure: unreachable(), delays: quick });
+    assert.equal(script.attempts(), 0, 'it tried again at once');
+    await ready;
+    assert.equal(script.attempts(), 1);
+    assert.equal(log.lines.find((line) => line.level === 'info')!.fields.attempts, 2);
+  });
+
+  test('retryNow ends the wait at once', async () => {
+    const { engine } = fakeEngine();
+    const store = new ConnectingStore(engine);
+    const script = scripted([]);
+    const long = { firstMs: 60_000, maxMs: 60_000 };
+    const ready = store.connect({ prepare: script.prepare, retryable: isStoreUnavailable, log: recordingLog(), target: 'the fake', firstFailure: unreachable(), delays: long });
+    store.retryNow();
+    assert.equal(await ready, 'prepared');
+    store.retryNow(); // nothing to do once connected
+    assert.equal(script.attempts(), 1);
+  });
+
+  test('close stops the attempts and closes the engine', async () => {
+    const { engine, calls } = fakeEngine();
+    const store = new ConnectingStore(engine);
+    const script = scripted(Array.from({ length: 1000 }, () => unreachable()));
+    let settled = false;
+    store
+      .connect({ prepare: script.prepare, retryable: isStoreUnavailable, log: recordingLog(), target: 'the fake', delays: quick })
+      .finally(() => (settled = true));
+    while (script.attempts() < 3) await new Promise((resolve) => setTimeout(resolve, 1));
+    await store.close();
+    const attemptsAtClose = script.attempts();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.ok(script.attempts() <= attemptsAtClose + 1, 'it kept trying after close');
+    assert.equal(calls.close, 1);
+    assert.equal(settled, false, 'connect settled after close');
+  });
+});
