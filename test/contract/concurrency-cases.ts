@@ -1,6 +1,6 @@
 // Contract cases for writers racing each other, through one store and through two (as two instances would).
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { requiring } from '../support/requiring.ts';
 
 import { issueKey } from '../../src/domain/api-keys.ts';
 import type { Account, Store } from '../../src/store/store.ts';
@@ -23,7 +23,9 @@ function withoutChangingFields(account: Account): Omit<Account, 'name' | 'timezo
   return rest;
 }
 
-export function defineConcurrencyCases(engineName: string, makeStore: MakeStore): void {
+export function defineConcurrencyCases(engineName: string, makeStore: MakeStore, skip?: string): void {
+  // Without the engine every case is still listed, as skipped, so the summary counts them.
+  const { describe, test } = requiring(skip);
   describe(`${engineName} store: concurrent writers`, () => {
     test('parallel name and timezone updates never produce a record that no call wrote', async (t) => {
       const subject = await freshStore(t, makeStore);

@@ -1,7 +1,7 @@
 // Protects what only the PostgreSQL store promises: lost connections become store_unavailable and heal, timeouts
 // become store_busy, nothing half-written remains, and keys rest only as hashes.
 import assert from 'node:assert/strict';
-import { describe, test, type TestContext } from 'node:test';
+import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
@@ -9,8 +9,10 @@ import { issueKey, KEY_PREFIXES } from '../../src/domain/api-keys.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { PostgresStore, type PostgresStoreOptions } from '../../src/store/postgres/postgres-store.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
+import { requiring } from '../support/requiring.ts';
 
 const skip = await postgresSkipReason();
+const { describe, test } = requiring(skip);
 
 async function migratedStore(
   t: TestContext,
@@ -68,7 +70,7 @@ function withCode(code: string) {
   };
 }
 
-describe('PostgreSQL store: engine failures', { skip }, () => {
+describe('PostgreSQL store: engine failures', () => {
   test('idle connections killed by the server do not crash the process; the pool drops them and the next call reconnects', async (t) => {
     const lost: Error[] = [];
     const { database, store } = await migratedStore(t, { onConnectionError: (error) => lost.push(error) });
@@ -126,7 +128,7 @@ describe('PostgreSQL store: engine failures', { skip }, () => {
   });
 });
 
-describe('PostgreSQL store: keys at rest', { skip }, () => {
+describe('PostgreSQL store: keys at rest', () => {
   test('the api_keys table holds the SHA-256 of each key and never the key or its secret', async (t) => {
     const { database, store } = await migratedStore(t);
     await store.createAccount({ username: 'niaj', name: 'niaj', timezone: 'UTC', premium: false });

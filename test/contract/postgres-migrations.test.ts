@@ -1,6 +1,5 @@
 // Protects PostgreSQL migrations when several instances start at once against an empty database: one applies, the others wait.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
@@ -9,8 +8,10 @@ import type { Migration } from '../../src/store/migrations.ts';
 import { applyMigrations, MIGRATION_LOCK_KEY } from '../../src/store/postgres/migrate.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
+import { requiring } from '../support/requiring.ts';
 
 const skip = await postgresSkipReason();
+const { describe, test } = requiring(skip);
 
 async function withDatabase(t: { after(fn: () => Promise<void>): void }): Promise<{ database: TestDatabase; open(): PostgresStore }> {
   const database = await createTestDatabase();
@@ -29,7 +30,7 @@ async function withDatabase(t: { after(fn: () => Promise<void>): void }): Promis
   };
 }
 
-describe('PostgreSQL migrations', { skip }, () => {
+describe('PostgreSQL migrations', () => {
   test('five instances migrating an empty database at once: all succeed, each migration is applied exactly once', async (t) => {
     const { database, open } = await withDatabase(t);
     const stores = Array.from({ length: 5 }, open);

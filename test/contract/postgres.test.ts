@@ -41,6 +41,6 @@ async function makePostgresStore(): Promise<StoreUnderTest> {
   };
 }
 
-describe('PostgreSQL store contract', { skip }, () => {
-  defineStoreContract('PostgreSQL', makePostgresStore);
+describe('PostgreSQL store contract', () => {
+  defineStoreContract('PostgreSQL', makePostgresStore, skip);
 });

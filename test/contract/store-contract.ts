@@ -1,6 +1,6 @@
 // The store contract: what every engine must do, run as one suite against SQLite and PostgreSQL alike.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { requiring } from '../support/requiring.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { issueKey, keyMatches } from '../../src/domain/api-keys.ts';
@@ -10,7 +10,9 @@ import { account, domainCode, freshStore, isDate, newKey, type MakeStore } from 
 
 export type { MakeStore, StoreUnderTest } from './contract-support.ts';
 
-export function defineStoreContract(engineName: string, makeStore: MakeStore): void {
+export function defineStoreContract(engineName: string, makeStore: MakeStore, skip?: string): void {
+  // Without the engine every case is still listed, as skipped, so the summary counts them.
+  const { describe, test } = requiring(skip);
   describe(`${engineName} store: migrations`, () => {
     test('migrate applies every migration once; a second run applies nothing', async (t) => {
       const { store } = await freshStore(t, makeStore, { migrated: false });
@@ -316,7 +318,7 @@ export function defineStoreContract(engineName: string, makeStore: MakeStore): v
     });
   });
 
-  defineConcurrencyCases(engineName, makeStore);
+  defineConcurrencyCases(engineName, makeStore, skip);
 
   describe(`${engineName} store: closing`, () => {
     test('close() twice is safe', async (t) => {

@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
-import { after, before, describe, test } from 'node:test';
 import { composeKey, parseKey } from '../../src/domain/api-keys.ts';
 import { basic, call, failureMessage, type CallResult } from '../support/http.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { redisSkipReason, TEST_REDIS_URL, uniqueKeyPrefix } from '../support/redis.ts';
+import { requiring } from '../support/requiring.ts';
 import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 const AUTH_FAILURES = 20;
@@ -88,7 +88,8 @@ function rawGet(path: string, headers: Record<string, string>): string {
 }
 
 for (const setup of setups) {
-  describe(`rate budgets under attack: ${setup.name}`, { skip: await setup.skip() }, () => {
+  const { after, before, describe, test } = requiring(await setup.skip());
+  describe(`rate budgets under attack: ${setup.name}`, () => {
     let workspace: Workspace;
     let server: ServerProcess;
     let cleanup: () => Promise<void>;

@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { createAccount, createWorkspace, REPO_ROOT, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { requiring } from '../support/requiring.ts';
 
 // Debian's package (.ci/run installs it); a browser is never downloaded.
 const CHROMIUM = '/usr/bin/chromium';
@@ -25,6 +25,7 @@ const NAME = 'Alice Liddell';
 
 // CI installs Chromium, so there a missing browser is a failure; on a developer's machine it is a reason to skip.
 const skip = existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is not installed (apt-get install chromium)`;
+const { after, before, describe, test } = requiring(skip);
 
 let workspace: Workspace;
 let server: ServerProcess;
@@ -75,7 +76,7 @@ async function screenshot(path: string): Promise<void> {
   console.log(`docs page screenshot: ${path}`);
 }
 
-describe('the /docs page in a real browser', { skip }, () => {
+describe('the /docs page in a real browser', () => {
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: CI must install Debian's chromium package (.ci/run)`);
     rmSync(join(RESULTS, 'docs-page-failure.png'), { force: true });

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
 import { call } from '../support/http.ts';
 import { freePort } from '../support/redis.ts';
 import { createAccount, createWorkspace, REPO_ROOT, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { requiring } from '../support/requiring.ts';
 
 function nginxSkipReason(): string | undefined {
   if (spawnSync('nginx', ['-v']).error === undefined) return undefined;
@@ -16,6 +16,7 @@ function nginxSkipReason(): string | undefined {
 }
 
 const skip = nginxSkipReason();
+const { after, before, describe, test } = requiring(skip);
 
 function documentedConfig(): string {
   const doc = readFileSync(join(REPO_ROOT, 'docs/deploy.md'), 'utf8');
@@ -34,7 +35,7 @@ function adapt(config: string, upstreams: readonly string[], port: number): stri
   return adapted;
 }
 
-describe("docs/deploy.md's nginx example", { skip }, () => {
+describe("docs/deploy.md's nginx example", () => {
   let workspace: Workspace;
   let instances: ServerProcess[];
   let nginx: ChildProcess;

@@ -1,13 +1,14 @@
 // A PostgreSQL restart under a running instance: 503 with Retry-After while it is down, nothing half-written, recovery on its own.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { call, failureMessage } from '../support/http.ts';
 import { privatePostgres, privatePostgresSkipReason, type PrivatePostgres } from '../support/private-postgres.ts';
 import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { requiring } from '../support/requiring.ts';
 
 const skip = privatePostgresSkipReason();
+const { after, before, describe, test } = requiring(skip);
 
-describe('a PostgreSQL outage', { skip }, () => {
+describe('a PostgreSQL outage', () => {
   let engine: PrivatePostgres;
   let workspace: Workspace;
   let server: ServerProcess;

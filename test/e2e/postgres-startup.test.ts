@@ -2,7 +2,7 @@
 // comes, without a restart; --store-fail-fast (STORE_FAIL_FAST=1) keeps the old exit at start.
 import assert from 'node:assert/strict';
 import { get } from 'node:http';
-import { after, before, describe, test } from 'node:test';
+import { requiring } from '../support/requiring.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
@@ -94,7 +94,9 @@ function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
-describe('serve with PostgreSQL down at start', { skip: privatePostgresSkipReason() }, () => {
+const { after, before, describe, test } = requiring(privatePostgresSkipReason());
+
+describe('serve with PostgreSQL down at start', () => {
   let engine: PrivatePostgres;
   let workspace: Workspace;
   const servers: ServerProcess[] = [];
@@ -188,7 +190,7 @@ describe('serve with PostgreSQL down at start', { skip: privatePostgresSkipReaso
   });
 });
 
-describe('serve with PostgreSQL down at start, then answering with a failure waiting cannot cure', { skip: privatePostgresSkipReason() }, () => {
+describe('serve with PostgreSQL down at start, then answering with a failure waiting cannot cure', () => {
   let engine: PrivatePostgres;
   let workspace: Workspace;
 

@@ -1,11 +1,12 @@
 // Rate-limit counters in Redis: shared by every instance, and a Redis outage answered 503 then healed without a restart.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { call, failureMessage } from '../support/http.ts';
 import { privateRedis, redisSkipReason, TEST_REDIS_URL, uniqueKeyPrefix, type PrivateRedis } from '../support/redis.ts';
 import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { requiring } from '../support/requiring.ts';
 
 const skip = await redisSkipReason();
+const { after, before, describe, test } = requiring(skip);
 
 async function pollUntil(what: string, check: () => Promise<boolean>, limitMs: number): Promise<number> {
   const started = Date.now();
@@ -16,7 +17,7 @@ async function pollUntil(what: string, check: () => Promise<boolean>, limitMs: n
   throw new Error(`${what} did not happen within ${limitMs} ms`);
 }
 
-describe('shared rate limits over one Redis', { skip }, () => {
+describe('shared rate limits over one Redis', () => {
   let workspace: Workspace;
   let first: ServerProcess;
   let second: ServerProcess;
@@ -58,7 +59,7 @@ describe('shared rate limits over one Redis', { skip }, () => {
   });
 });
 
-describe('a Redis outage', { skip }, () => {
+describe('a Redis outage', () => {
   let redis: PrivateRedis;
   let workspace: Workspace;
   let server: ServerProcess;

@@ -1,12 +1,13 @@
 // Two instances over one PostgreSQL and one Redis: shared state, revocation everywhere within a second, one shared rate limit.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
 import { call, failureMessage } from '../support/http.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { redisSkipReason, TEST_REDIS_URL, uniqueKeyPrefix } from '../support/redis.ts';
 import { cliOk, createAccount, createWorkspace, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { requiring } from '../support/requiring.ts';
 
 const skip = (await postgresSkipReason()) ?? (await redisSkipReason());
+const { after, before, describe, test } = requiring(skip);
 
 /** Polls every 20 ms; resolves with how long it took, or fails after one second. */
 async function withinOneSecond(what: string, check: () => Promise<boolean>): Promise<number> {
@@ -18,7 +19,7 @@ async function withinOneSecond(what: string, check: () => Promise<boolean>): Pro
   throw new Error(`${what} did not happen within one second`);
 }
 
-describe('several instances over PostgreSQL and Redis', { skip }, () => {
+describe('several instances over PostgreSQL and Redis', () => {
   let database: TestDatabase;
   let workspace: Workspace;
   let instances: ServerProcess[];

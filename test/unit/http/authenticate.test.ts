@@ -1,7 +1,6 @@
 // Authentication's budget as the store sees it: which requests make it read a credential, on SQLite and on PostgreSQL.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config.ts';
@@ -11,6 +10,7 @@ import { createMetrics } from '../../../src/http/metrics.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import type { Store } from '../../../src/store/store.ts';
 import { basic } from '../../support/http.ts';
+import { requiring } from '../../support/requiring.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../../support/postgres.ts';
 
 const BUDGET = 20;
@@ -28,7 +28,8 @@ const engines = [
 ];
 
 for (const engine of engines) {
-  describe(`the failed-attempt budget and store reads: ${engine.name}`, { skip: engine.skip }, () => {
+  const { after, before, describe, test } = requiring(engine.skip);
+  describe(`the failed-attempt budget and store reads: ${engine.name}`, () => {
     let store: Store;
     let app: FastifyInstance;
     let drop: () => Promise<void>;
