@@ -14,6 +14,7 @@ export type ServerErrorCode =
   | 'invalid_name'
   | 'invalid_timezone'
   | 'malformed_request'
+  | 'duplicate_header'
   | 'bad_request'
   // 401
   | 'credentials_required'
@@ -36,6 +37,8 @@ export type ServerErrorCode =
   | 'body_too_large'
   // 415
   | 'unsupported_media_type'
+  // 417
+  | 'expectation_failed'
   // 429
   | 'rate_limited'
   | 'too_many_failed_attempts'
@@ -43,6 +46,8 @@ export type ServerErrorCode =
   | 'headers_too_large'
   // 500
   | 'internal_error'
+  // 501
+  | 'unsupported_transfer_coding'
   // 503
   | 'store_unavailable'
   | 'store_busy'

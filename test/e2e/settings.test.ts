@@ -3,10 +3,23 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { call, failureMessage, type CallOptions, type CallResult } from '../support/http.ts';
+import { get, type IncomingHttpHeaders } from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { basic, call, failureMessage, type CallOptions, type CallResult } from '../support/http.ts';
 import { createAccount, createWorkspace, REPO_ROOT, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 const ZONES: readonly string[] = JSON.parse(readFileSync(join(REPO_ROOT, 'src/domain/timezones.json'), 'utf8')).zones;
+
+/** A GET through node:http, which (unlike fetch) hands the body over exactly as sent, still compressed. */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((done, fail) => {
+    get(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => done({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+    }).on('error', fail);
+  });
+}
 
 let workspace: Workspace;
 let server: ServerProcess;
@@ -190,4 +203,28 @@ test('a failed POST /settings leaves the stored timezone unchanged', async () =>
   assert.deepEqual(settings.body?.data, { timezone: 'Asia/Tokyo' }, `GET /settings shows a changed timezone: ${settings.text}`);
   const user = await call('GET', `${server.api}/user`, { auth: account });
   assert.equal(user.body?.data?.timezone, 'Asia/Tokyo', `GET /user shows a changed timezone: ${user.text}`);
+});
+
+test('the timezone list is sent gzip or brotli when asked, with Vary and a validator per coding; 304 for any of them', async () => {
+  const account = await createAccount(workspace, 'compressed');
+  const auth = basic(account.username, account.key);
+  const url = `${server.api}/settings/timezones`;
+  const plain = await rawGet(url, { authorization: auth });
+  assert.equal(plain.headers['content-encoding'], undefined);
+  assert.equal(plain.headers.vary, 'Accept-Encoding');
+  const tags = new Set([plain.headers.etag]);
+  for (const [coding, undo] of [['gzip', gunzipSync], ['br', brotliDecompressSync]] as const) {
+    const answer = await rawGet(url, { authorization: auth, 'accept-encoding': coding });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers['content-encoding'], coding);
+    assert.equal(answer.headers.vary, 'Accept-Encoding');
+    assert.ok(answer.body.length < plain.body.length / 2, `${coding}: ${answer.body.length} bytes for ${plain.body.length}`);
+    assert.deepEqual(undo(answer.body), plain.body, `${coding}: the body does not decompress to the list`);
+    tags.add(answer.headers.etag);
+    const revalidated = await rawGet(url, { authorization: auth, 'accept-encoding': coding, 'if-none-match': plain.headers.etag! });
+    assert.equal(revalidated.status, 304, `${coding}: the plain ETag did not revalidate the same list`);
+  }
+  assert.equal(tags.size, 3, 'codings share an ETag');
+  const tiny = await rawGet(`${server.api}/settings`, { authorization: auth, 'accept-encoding': 'gzip, br' });
+  assert.equal(tiny.headers['content-encoding'], undefined, 'a small answer was compressed');
 });

@@ -1,0 +1,80 @@
+// Compressed answers for the few bodies worth it (the timezone list, the OpenAPI document, the docs page's assets): each
+// compressed once, when first asked for, and kept; never compressed per request. Everything else is small and goes as is.
+//
+// Done here rather than through @fastify/compress: that plugin compresses every answer again on every request (for the
+// 1.6 MB Swagger UI bundle, ~25 ms of CPU each, on a route no rate budget covers), and adds a hook to every route it covers.
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { matchesEtag } from './etag.ts';
+
+export type Coding = 'br' | 'gzip' | 'identity';
+
+/** One body in every coding, with a strong validator per coding (RFC 9110 §8.8.3: each is a different representation). */
+export interface Precompressed {
+  readonly bodies: Readonly<Record<Coding, Buffer>>;
+  readonly etags: Readonly<Record<Coding, string>>;
+}
+
+/** Below this, compression saves less than it costs the client to undo; such bodies are kept only as they are. */
+export const COMPRESS_AT_LEAST_BYTES = 1024;
+
+export function precompress(body: Buffer, etag?: string): Precompressed {
+  const tag = etag ?? `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  const bare = tag.replace(/^(W\/)?"|"$/g, '');
+  if (body.length < COMPRESS_AT_LEAST_BYTES) {
+    return { bodies: { identity: body, gzip: body, br: body }, etags: { identity: tag, gzip: tag, br: tag } };
+  }
+  return {
+    bodies: {
+      identity: body,
+      gzip: gzipSync(body, { level: 9 }),
+      br: brotliCompressSync(body, {
+        params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+      }),
+    },
+    etags: { identity: tag, gzip: `"${bare}-gzip"`, br: `"${bare}-br"` },
+  };
+}
+
+/** True when a body in `coding` differs from the plain one (it was worth compressing). */
+export function isCompressed(body: Precompressed, coding: Coding): boolean {
+  return coding !== 'identity' && body.bodies[coding] !== body.bodies.identity;
+}
+
+/**
+ * The coding to answer with, from an Accept-Encoding header (RFC 9110 §12.5.3): the acceptable one with the highest q,
+ * brotli before gzip on a tie, identity unless the client refused it and everything else.
+ */
+export function negotiateCoding(acceptEncoding: string | undefined): Coding {
+  if (acceptEncoding === undefined || acceptEncoding === '') return 'identity';
+  const q: Partial<Record<string, number>> = {};
+  for (const part of acceptEncoding.split(',')) {
+    const [name = '', ...parameters] = part.split(';');
+    const coding = name.trim().toLowerCase();
+    if (coding === '') continue;
+    const weight = parameters.map((parameter) => /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(parameter)?.[1]).find((value) => value !== undefined);
+    q[coding] = weight === undefined ? 1 : Number(weight);
+  }
+  const weightOf = (coding: string) => q[coding] ?? (coding === 'identity' ? 1 : (q['*'] ?? 0));
+  const br = weightOf('br');
+  const gzip = Math.max(weightOf('gzip'), weightOf('x-gzip'));
+  if (br > 0 && br >= gzip) return 'br';
+  if (gzip > 0) return 'gzip';
+  return 'identity';
+}
+
+/**
+ * Answers with `body` in the coding the client prefers, its validator, and `Vary: Accept-Encoding`; a bodiless 304 when
+ * If-None-Match names the body in any coding (the content is the same).
+ */
+export function sendPrecompressed(request: FastifyRequest, reply: FastifyReply, body: Precompressed, contentType: string): FastifyReply {
+  const coding = negotiateCoding(request.headers['accept-encoding']);
+  reply.header('Vary', 'Accept-Encoding').header('ETag', body.etags[coding]);
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifNoneMatch !== undefined && Object.values(body.etags).some((etag) => matchesEtag(ifNoneMatch, etag))) {
+    return reply.code(304).send();
+  }
+  if (isCompressed(body, coding)) reply.header('Content-Encoding', coding);
+  return reply.type(contentType).send(body.bodies[coding]);
+}
