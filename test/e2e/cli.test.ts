@@ -356,10 +356,10 @@ test('--help exits 0 and prints the usage of every command', async () => {
   }
 });
 
-test('migrate applies version 1 to a fresh database, then says the schema is up to date', async () => {
+test('migrate applies every migration to a fresh database, then says the schema is up to date', async () => {
   const fresh = freshWorkspace();
   const first = await cliOk(fresh, ['migrate']);
-  assert.match(first, /\b1\b/, `the first migrate should report version 1: ${first}`);
+  assert.match(first, /\b1, 2\b/, `the first migrate should report versions 1 and 2: ${first}`);
   assert.doesNotMatch(first, /up to date/i, `the first migrate on a fresh database has work to do: ${first}`);
   const second = await cliOk(fresh, ['migrate']);
   assert.match(second, /up to date/i, `a second migrate should say the schema is up to date: ${second}`);
@@ -367,8 +367,8 @@ test('migrate applies version 1 to a fresh database, then says the schema is up 
 
 test('migrate --json prints {applied, current}', async () => {
   const fresh = freshWorkspace();
-  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), { applied: [1], current: 1 });
-  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), { applied: [], current: 1 });
+  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), { applied: [1, 2], current: 2 });
+  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), { applied: [], current: 2 });
 });
 
 test('--sandbox issues aapi_sandbox_ keys and keeps its accounts out of the live database', async () => {

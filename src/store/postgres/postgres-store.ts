@@ -1,16 +1,21 @@
 // The shared store for several instances: PostgreSQL through a node-postgres pool, every write one statement or one transaction.
 import { join } from 'node:path';
 import pg from 'pg';
+import type { KeyEnvironment } from '../../domain/api-keys.ts';
+import { asEnvironment, assertEnvironment, environmentUnrecorded, type RecordedEnvironment } from '../deployment.ts';
 import { loadMigrations, type Migration } from '../migrations.ts';
-import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
+import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
 import { assertSchemaCurrent } from '../migrations.ts';
 import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
+import { READ_ENVIRONMENT_SQL, recordEnvironment } from './deployment.ts';
 import { applyMigrations } from './migrate.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
   readonly url: string;
+  /** Which environment this store serves: a database recorded as the other is refused (deployment.ts). */
+  readonly environment: KeyEnvironment;
   readonly poolMax: number;
   /** How long a call waits for a connection (new or from the pool) before failing with store_unavailable. */
   readonly connectTimeoutMs: number;
@@ -65,6 +70,7 @@ const BY_USERNAME = 'lower(username) = lower($1)';
 
 export class PostgresStore implements Store {
   readonly engine = 'postgres';
+  readonly environment: KeyEnvironment;
   readonly #options: PostgresStoreOptions;
   readonly #pool: pg.Pool;
   readonly #migrations: readonly Migration[];
@@ -72,6 +78,7 @@ export class PostgresStore implements Store {
 
   constructor(options: PostgresStoreOptions) {
     this.#options = options;
+    this.environment = options.environment;
     this.#migrations = loadMigrations(join(import.meta.dirname, 'migrations'));
     this.#pool = new pg.Pool({
       connectionString: options.url,
@@ -120,9 +127,17 @@ export class PostgresStore implements Store {
     return (await this.#query(text, values))[0];
   }
 
-  /** Applies what is missing under an advisory lock, so instances starting together against an empty database never race. */
-  migrate(): Promise<MigrationReport> {
-    return applyMigrations(this.#options, this.#migrations);
+  /**
+   * Applies what is missing under an advisory lock, so instances starting together against an empty database never race;
+   * then, under the same lock and in one transaction, records the environment or checks it (rolled back if refused).
+   */
+  async migrate(options: MigrateOptions = {}): Promise<MigrationReport> {
+    let recorded: RecordedEnvironment | undefined;
+    const report = await applyMigrations(this.#options, this.#migrations, async (client) => {
+      recorded = await recordEnvironment(client, this.environment, options.recordEnvironment === true);
+      assertEnvironment(recorded.environment, this.environment);
+    });
+    return { ...report, environment: recorded!.environment, environmentRecorded: recorded!.recordedNow };
   }
 
   async checkSchema(): Promise<void> {
@@ -133,6 +148,9 @@ export class PostgresStore implements Store {
         ? (await this.#query('SELECT version FROM schema_migrations ORDER BY version')).map((row) => Number(row.version))
         : [];
     assertSchemaCurrent(applied, this.#migrations);
+    const recorded = asEnvironment((await this.#one(READ_ENVIRONMENT_SQL))?.environment);
+    if (recorded === null) throw environmentUnrecorded();
+    assertEnvironment(recorded, this.environment);
   }
 
   async createAccount(account: NewAccount): Promise<Account> {

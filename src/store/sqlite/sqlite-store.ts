@@ -2,15 +2,20 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { DomainError } from '../../domain/errors.ts';
-import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
+import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
 import { assertNotNewer, assertSchemaCurrent, loadMigrations, type Migration } from '../migrations.ts';
 import { CredentialCache } from '../credential-cache.ts';
+import { assertEnvironment, environmentUnrecorded } from '../deployment.ts';
 import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
+import { readEnvironment, recordEnvironment } from './deployment.ts';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
   readonly path: string;
+  /** Which environment this store serves: a database recorded as the other is refused (deployment.ts). */
+  readonly environment: KeyEnvironment;
   /** FULL survives power loss; NORMAL survives a process crash only. */
   readonly synchronous: 'full' | 'normal';
   readonly busyTimeoutMs: number;
@@ -99,6 +104,7 @@ const KEY_COLUMNS =
 
 export class SqliteStore implements Store {
   readonly engine = 'sqlite';
+  readonly environment: KeyEnvironment;
   readonly #db: DatabaseSync;
   readonly #migrations: readonly Migration[];
   readonly #statements = new Map<string, StatementSync>();
@@ -108,6 +114,7 @@ export class SqliteStore implements Store {
   #queued: QueuedUpdate[] = [];
 
   constructor(options: SqliteStoreOptions) {
+    this.environment = options.environment;
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     this.#db = new DatabaseSync(options.path, { enableForeignKeyConstraints: true, timeout: options.busyTimeoutMs });
     enableWal(this.#db, options.busyTimeoutMs);
@@ -169,7 +176,8 @@ export class SqliteStore implements Store {
       .map((row) => Number(row.version));
   }
 
-  migrate(): Promise<MigrationReport> {
+  /** Migrations and the environment's record or check in one transaction: a refused migrate leaves the database as it was. */
+  migrate(options: MigrateOptions = {}): Promise<MigrationReport> {
     return this.#run(() =>
       this.#transaction(() => {
         const applied = this.#appliedVersions();
@@ -185,13 +193,25 @@ export class SqliteStore implements Store {
             .run(migration.version, migration.name, now);
           newlyApplied.push(migration.version);
         }
-        return { applied: newlyApplied, current: this.#migrations.at(-1)?.version ?? 0 };
+        const recorded = recordEnvironment(this.#db, this.environment, options.recordEnvironment === true);
+        assertEnvironment(recorded.environment, this.environment);
+        return {
+          applied: newlyApplied,
+          current: this.#migrations.at(-1)?.version ?? 0,
+          environment: recorded.environment,
+          environmentRecorded: recorded.recordedNow,
+        };
       }),
     );
   }
 
   checkSchema(): Promise<void> {
-    return this.#run(() => assertSchemaCurrent(this.#appliedVersions(), this.#migrations));
+    return this.#run(() => {
+      assertSchemaCurrent(this.#appliedVersions(), this.#migrations);
+      const recorded = readEnvironment(this.#db);
+      if (recorded === null) throw environmentUnrecorded();
+      assertEnvironment(recorded, this.environment);
+    });
   }
 
   createAccount(account: NewAccount): Promise<Account> {
