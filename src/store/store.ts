@@ -81,10 +81,14 @@ export interface Store {
   checkSchema(): Promise<void>;
 
   createAccount(account: NewAccount): Promise<Account>;
+  /** Both or neither: an account never exists without this key, not even for a moment (the sandbox's demo accounts). */
+  createAccountWithKey(account: NewAccount, key: NewApiKey): Promise<Account>;
   findAccount(username: string): Promise<Account | null>;
   listAccounts(): Promise<Account[]>;
   countAccounts(): Promise<number>;
   setPremium(username: string, premium: boolean): Promise<Account>;
+  /** By id, which is never reused: an account deleted and created again under the same name is not the one meant. */
+  updatePremium(accountId: number, premium: boolean): Promise<Account>;
   deleteAccount(username: string): Promise<void>;
   updateName(accountId: number, name: string): Promise<Account>;
   updateTimezone(accountId: number, timezone: string): Promise<Account>;

@@ -133,4 +133,41 @@ export function defineEnvironmentCases(engineName: string, makeStore: MakeStore)
       }
     });
   });
+
+  describe(`${engineName} store: accounts made with their key`, () => {
+    test('createAccountWithKey stores both, and the key opens the account', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      const key = issueKey('sandbox');
+      const created = await store.createAccountWithKey(account('paired', { premium: true }), newKey(key, 'seeded'));
+      assert.equal(created.username, 'paired');
+      assert.equal(created.premium, true);
+      assert.deepEqual((await store.findCredential(key.keyId))?.account, created);
+      assert.deepEqual((await store.listKeys('paired')).map((record) => record.label), ['seeded']);
+    });
+
+    test('createAccountWithKey stores neither when the name is taken, nor when the key id is', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      await store.createAccount(account('Taken'));
+      const key = issueKey('sandbox');
+      await assert.rejects(store.createAccountWithKey(account('taken'), newKey(key)), domainCode('username_taken', 'conflict'));
+      assert.equal(await store.findCredential(key.keyId), null, 'the key was stored without its account');
+
+      const used = issueKey('sandbox');
+      await store.createKey('Taken', newKey(used));
+      await assert.rejects(store.createAccountWithKey(account('fresh'), newKey(used)), domainCode('key_exists', 'conflict'));
+      assert.equal(await store.findAccount('fresh'), null, 'the account was stored without its key');
+      assert.equal(await store.countAccounts(), 1);
+    });
+
+    test('updatePremium changes the account with that id only, and fails once it is deleted', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      const first = await store.createAccount(account('pat'));
+      assert.equal((await store.updatePremium(first.id, true)).premium, true);
+      assert.equal((await store.findAccount('pat'))?.premium, true);
+      await store.deleteAccount('pat');
+      await store.createAccount(account('pat'));
+      await assert.rejects(store.updatePremium(first.id, false), domainCode('account_not_found', 'not_found'));
+      assert.equal((await store.findAccount('pat'))?.premium, false, 'the new account of the same name was changed');
+    });
+  });
 }

@@ -68,6 +68,14 @@ const ACCOUNT_COLUMNS = 'id, username, name, timezone, premium, created_at';
 const KEY_COLUMNS = 'k.key_id, a.username, k.label, k.display_prefix, k.created_at, k.last_used_at, k.revoked_at';
 const BY_USERNAME = 'lower(username) = lower($1)';
 
+/** Both unique constraints an account with its key can break, as the store's own failures. */
+function createFailure(error: unknown, account: NewAccount, key?: NewApiKey): unknown {
+  const broken = brokenConstraint(error);
+  if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'accounts_username_unique') return usernameTaken(account.username);
+  if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'api_keys_pkey' && key !== undefined) return keyExists(key.keyId);
+  return error;
+}
+
 export class PostgresStore implements Store {
   readonly engine = 'postgres';
   readonly environment: KeyEnvironment;
@@ -162,11 +170,27 @@ export class PostgresStore implements Store {
       );
       return toAccount(row!);
     } catch (error) {
-      const broken = brokenConstraint(error);
-      if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'accounts_username_unique') {
-        throw usernameTaken(account.username);
-      }
-      throw error;
+      throw createFailure(error, account);
+    }
+  }
+
+  async createAccountWithKey(account: NewAccount, key: NewApiKey): Promise<Account> {
+    try {
+      // One statement: the key's foreign key is checked at its end, when the account exists; either both rows stay or neither.
+      const row = await this.#one(
+        `WITH a AS (
+           INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, now(), now()) RETURNING ${ACCOUNT_COLUMNS}
+         ), k AS (
+           INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at)
+           SELECT $5, a.id, $6, $7, $8, now() FROM a
+         )
+         SELECT * FROM a`,
+        [account.username, account.name, account.timezone, account.premium, key.keyId, Buffer.from(key.hash), key.displayPrefix, key.label],
+      );
+      return toAccount(row!);
+    } catch (error) {
+      throw createFailure(error, account, key);
     }
   }
 
@@ -189,6 +213,15 @@ export class PostgresStore implements Store {
       [username, premium],
     );
     if (row === undefined) throw accountNotFound(username);
+    return toAccount(row);
+  }
+
+  async updatePremium(accountId: number, premium: boolean): Promise<Account> {
+    const row = await this.#one(`UPDATE accounts SET premium = $2, updated_at = now() WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`, [
+      accountId,
+      premium,
+    ]);
+    if (row === undefined) throw accountGone();
     return toAccount(row);
   }
 

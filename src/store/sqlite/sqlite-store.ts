@@ -214,22 +214,34 @@ export class SqliteStore implements Store {
     });
   }
 
-  createAccount(account: NewAccount): Promise<Account> {
-    return this.#run(() => {
-      const now = new Date().toISOString();
-      try {
-        const row = this.#statement(
-          `INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?) RETURNING ${ACCOUNT_COLUMNS}`,
-        ).get(account.username, account.name, account.timezone, account.premium ? 1 : 0, now, now);
-        return toAccount(row as Row);
-      } catch (error) {
-        if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_UNIQUE) {
-          throw usernameTaken(account.username);
-        }
-        throw error;
+  #insertAccount(account: NewAccount): Account {
+    const now = new Date().toISOString();
+    try {
+      const row = this.#statement(
+        `INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?) RETURNING ${ACCOUNT_COLUMNS}`,
+      ).get(account.username, account.name, account.timezone, account.premium ? 1 : 0, now, now);
+      return toAccount(row as Row);
+    } catch (error) {
+      if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_UNIQUE) {
+        throw usernameTaken(account.username);
       }
-    });
+      throw error;
+    }
+  }
+
+  createAccount(account: NewAccount): Promise<Account> {
+    return this.#run(() => this.#insertAccount(account));
+  }
+
+  createAccountWithKey(account: NewAccount, key: NewApiKey): Promise<Account> {
+    return this.#run(() =>
+      this.#transaction(() => {
+        const created = this.#insertAccount(account);
+        this.#insertKey(created.id, key);
+        return created;
+      }),
+    );
   }
 
   findAccount(username: string): Promise<Account | null> {
@@ -257,6 +269,20 @@ export class SqliteStore implements Store {
         `UPDATE accounts SET premium = ?, updated_at = ? WHERE username = ? RETURNING ${ACCOUNT_COLUMNS}`,
       ).get(premium ? 1 : 0, new Date().toISOString(), username);
       if (row === undefined) throw accountNotFound(username);
+      const updated = toAccount(row as Row);
+      this.#credentials.accountChanged(updated);
+      return updated;
+    });
+  }
+
+  updatePremium(accountId: number, premium: boolean): Promise<Account> {
+    return this.#run(() => {
+      const row = this.#statement(`UPDATE accounts SET premium = ?, updated_at = ? WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`).get(
+        premium ? 1 : 0,
+        new Date().toISOString(),
+        accountId,
+      );
+      if (row === undefined) throw accountGone();
       const updated = toAccount(row as Row);
       this.#credentials.accountChanged(updated);
       return updated;
@@ -334,22 +360,26 @@ export class SqliteStore implements Store {
     }
   };
 
+  #insertKey(accountId: number, key: NewApiKey): void {
+    try {
+      this.#statement(
+        `INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      ).run(key.keyId, accountId, key.hash, key.displayPrefix, key.label, new Date().toISOString());
+    } catch (error) {
+      if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) {
+        throw keyExists(key.keyId);
+      }
+      throw error;
+    }
+  }
+
   createKey(username: string, key: NewApiKey): Promise<ApiKeyRecord> {
     return this.#run(() =>
       this.#transaction(() => {
         const owner = this.#statement('SELECT id FROM accounts WHERE username = ?').get(username);
         if (owner === undefined) throw accountNotFound(username);
-        try {
-          this.#statement(
-            `INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at)
-             VALUES (?, ?, ?, ?, ?, ?)`,
-          ).run(key.keyId, Number(owner.id), key.hash, key.displayPrefix, key.label, new Date().toISOString());
-        } catch (error) {
-          if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) {
-            throw keyExists(key.keyId);
-          }
-          throw error;
-        }
+        this.#insertKey(Number(owner.id), key);
         return this.#keyById(key.keyId)!;
       }),
     );
