@@ -20,6 +20,8 @@ export interface CliFlags {
   readonly host?: string;
   /** `serve` only: processes sharing the port. */
   readonly workers?: string;
+  /** `migrate` only: the operator decides the environment of a database whose keys are of both. */
+  readonly 'record-environment': boolean;
   // `call` only: where the server is, who calls, how patiently, and what to keep of the timezone list.
   readonly 'base-url'?: string;
   readonly username?: string;

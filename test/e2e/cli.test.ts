@@ -361,14 +361,27 @@ test('migrate applies every migration to a fresh database, then says the schema 
   const first = await cliOk(fresh, ['migrate']);
   assert.match(first, /\b1, 2\b/, `the first migrate should report versions 1 and 2: ${first}`);
   assert.doesNotMatch(first, /up to date/i, `the first migrate on a fresh database has work to do: ${first}`);
+  assert.match(first, /live database/, `the first migrate should say it recorded the database as live: ${first}`);
   const second = await cliOk(fresh, ['migrate']);
   assert.match(second, /up to date/i, `a second migrate should say the schema is up to date: ${second}`);
 });
 
-test('migrate --json prints {applied, current}', async () => {
+test('migrate --json prints {applied, current, environment, environment_recorded}', async () => {
   const fresh = freshWorkspace();
-  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), { applied: [1, 2], current: 2 });
-  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), { applied: [], current: 2 });
+  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), {
+    applied: [1, 2],
+    current: 2,
+    environment: 'live',
+    environment_recorded: 'migrator',
+  });
+  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), { applied: [], current: 2, environment: 'live', environment_recorded: null });
+  const sandbox = JSON.parse(await cliOk(fresh, ['migrate', '--json', '--sandbox']));
+  assert.equal(sandbox.environment, 'sandbox', 'the sandbox database should be recorded as the sandbox');
+});
+
+test('--record-environment applies to migrate only', async () => {
+  const result = await expectExit(['users', 'list', '--record-environment'], 2);
+  assert.match(result.stderr, /--record-environment/, `the error should name the flag: ${result.stderr}`);
 });
 
 test('--sandbox issues aapi_sandbox_ keys and keeps its accounts out of the live database', async () => {
