@@ -92,7 +92,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     });
     if (command === 'serve') return await serveCommand({ ...io, flags: parsed.flags, args: rest }, config);
     const grouped = command === 'users' || command === 'keys';
-    const context: CliContext = { ...io, flags: parsed.flags, args: grouped ? rest.slice(1) : rest };
+    // ACCOUNT_API_SANDBOX=1 selects the sandbox as --sandbox does: its keys must be sandbox keys too, not live keys in its database.
+    const flags = { ...parsed.flags, sandbox: config.environment === 'sandbox' };
+    const context: CliContext = { ...io, flags, args: grouped ? rest.slice(1) : rest };
     if (!['migrate', 'users', 'keys'].includes(command)) throw new UsageError(`unknown command '${command}'`);
     const store = openStore(config);
     try {

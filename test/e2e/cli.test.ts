@@ -400,6 +400,16 @@ test('--sandbox issues aapi_sandbox_ keys and keeps its accounts out of the live
   assert.equal(sandboxKeys[0]?.prefix, `aapi_sandbox_${keyIdOf(key)}`, 'the sandbox key prefix should be aapi_sandbox_ + key id');
 });
 
+test('ACCOUNT_API_SANDBOX=1 works on the sandbox database as --sandbox does, and issues sandbox keys there', async () => {
+  const env = { ACCOUNT_API_SANDBOX: '1' };
+  const created = await runCli(workspace, ['users', 'create', 'sol'], env);
+  assert.equal(created.code, 0, describeRun(['users', 'create', 'sol'], created));
+  const key = await runCli(workspace, ['keys', 'create', 'sol'], env);
+  assert.match(key.stdout.trim(), SANDBOX_KEY, `a key made for the sandbox database should be a sandbox key: ${key.stdout}${key.stderr}`);
+  const sandboxNames = (await listJson(workspace, ['--sandbox'])).map((account) => account.username);
+  assert.ok(sandboxNames.includes('sol'), `ACCOUNT_API_SANDBOX=1 should work on the sandbox database: ${sandboxNames.join(', ')}`);
+});
+
 test('the package bin runs the CLI: bin/account-api.js --help exits 0 with the usage', async () => {
   const result = await new Promise<CliResult>((done, fail) => {
     const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/account-api.js'), '--help'], {
