@@ -247,6 +247,16 @@ function checkWorkers(config: Config): Config {
   return config;
 }
 
+/** Two in-memory databases are never the same; a live URL this process cannot parse is not its concern. */
+function sameDatabase(database: DatabaseTarget, liveUrl: string, cwd: string): boolean {
+  if (database.engine === 'sqlite' && database.path === ':memory:') return false;
+  try {
+    return JSON.stringify(parseDatabaseUrl(liveUrl, cwd)) === JSON.stringify(database);
+  } catch {
+    return false;
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd: string = process.cwd()): Config {
   const environment: KeyEnvironment = flags.sandbox === true || env.ACCOUNT_API_SANDBOX === '1' ? 'sandbox' : 'live';
   const databaseUrl =
@@ -255,11 +265,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
       ? env.SANDBOX_DATABASE_URL || DEFAULT_SANDBOX_DATABASE_URL
       : env.DATABASE_URL || DEFAULT_DATABASE_URL);
   const database = parseDatabaseUrl(databaseUrl, cwd);
-  if (environment === 'sandbox' && flags.databaseUrl === undefined && env.DATABASE_URL) {
-    const live = parseDatabaseUrl(env.DATABASE_URL, cwd);
-    if (JSON.stringify(live) === JSON.stringify(database)) {
-      throw new ConfigError('The sandbox must not share the live database: set SANDBOX_DATABASE_URL to another database.');
-    }
+  // Only the obvious mistake, caught before any database is opened: the same URL for both, as text. What holds however a URL
+  // is spelled (a symlink, localhost for 127.0.0.1) is the environment each database records (store/deployment.ts).
+  if (environment === 'sandbox' && sameDatabase(database, env.DATABASE_URL || DEFAULT_DATABASE_URL, cwd)) {
+    throw new ConfigError('The sandbox must not share the live database: set SANDBOX_DATABASE_URL (or --database-url) to another database.');
   }
   return checkWorkers({
     environment,

@@ -37,10 +37,13 @@ const startupLog = {
   warn: (details: object, message: string) => process.stderr.write(`${JSON.stringify({ level: 40, msg: message, ...details })}\n`),
 };
 
-/** What is done once per start, whatever the number of processes: migrations, then the sandbox's demo accounts. */
+/**
+ * What is done once per start, whatever the number of processes: migrations, which also refuse a database of the other
+ * environment (the store was opened for config.environment), then the sandbox's demo accounts.
+ */
 export async function prepareStore(store: Store, config: Config): Promise<{ demoAccounts: DemoAccount[]; accountCount: number }> {
   await store.migrate();
-  const demoAccounts = config.environment === 'sandbox' ? await seedDemoAccounts(store) : [];
+  const demoAccounts = config.environment === 'sandbox' ? await seedDemoAccounts(store, startupLog) : [];
   return { demoAccounts, accountCount: await store.countAccounts() };
 }
 

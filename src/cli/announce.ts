@@ -46,7 +46,9 @@ function firstSteps(context: CliContext, config: Config, url: string, store: Sto
     const lines = store.demoAccounts.map(
       (demo) => `  ${demo.username.padEnd(11)} ${demo.premium ? 'Premium    ' : 'not Premium'}  ${demo.key.token}`,
     );
-    context.stderr.write(`Sandbox at ${url}/api/v0 (X-Environment: sandbox). Demo accounts and keys:\n${lines.join('\n')}\n`);
+    // A demo account the seed could not provide was reported in a warning above; its key is not advertised.
+    const listed = lines.length === 0 ? ' No demo account is available (see the warnings above).' : ` Demo accounts and keys:\n${lines.join('\n')}`;
+    context.stderr.write(`Sandbox at ${url}/api/v0 (X-Environment: sandbox).${listed}\n`);
   } else if (store.accountCount === 0) {
     context.stderr.write(
       `No accounts yet. Create a Premium account and a key for it with:\n` +

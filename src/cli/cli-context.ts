@@ -22,6 +22,8 @@ export interface CliFlags {
   readonly workers?: string;
   /** `serve` only: exit when the database does not answer at start, rather than wait for it. */
   readonly 'store-fail-fast': boolean;
+  /** `migrate` only: the operator decides the environment of a database whose keys are of both. */
+  readonly 'record-environment': boolean;
   // `call` only: where the server is, who calls, how patiently, and what to keep of the timezone list.
   readonly 'base-url'?: string;
   readonly username?: string;

@@ -1,5 +1,6 @@
 // A store that answers 503 store_unavailable until its engine has answered and been prepared in the background, then is that engine.
-import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, NewApiKey, Store } from './store.ts';
+import type { KeyEnvironment } from '../domain/api-keys.ts';
+import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from './store.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { storeNotConnected } from './store-errors.ts';
 
@@ -46,9 +47,11 @@ function reasonOf(error: unknown): string {
 const notYet = (): Promise<never> => Promise.reject(storeNotConnected());
 
 /** Stands in for the engine until it is prepared: every call fails at once, without touching the network. */
-const NOT_CONNECTED: Store = Object.freeze({
+const NOT_CONNECTED: Omit<Store, 'environment'> = Object.freeze({
   engine: 'none',
   migrate: notYet,
+  createAccountWithKey: notYet,
+  updatePremium: notYet,
   checkSchema: notYet,
   createAccount: notYet,
   findAccount: notYet,
@@ -75,8 +78,9 @@ const NOT_CONNECTED: Store = Object.freeze({
  */
 export class ConnectingStore implements Store {
   readonly engine: string;
+  readonly environment: KeyEnvironment;
   readonly #engine: Store;
-  #current: Store = NOT_CONNECTED;
+  #current: Omit<Store, 'environment'> = NOT_CONNECTED;
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
   #attemptNow: (() => void) | undefined;
@@ -85,6 +89,7 @@ export class ConnectingStore implements Store {
 
   constructor(engine: Store) {
     this.engine = engine.engine;
+    this.environment = engine.environment;
     this.#engine = engine;
   }
 
@@ -146,14 +151,20 @@ export class ConnectingStore implements Store {
     this.#attemptNow?.();
   }
 
-  migrate(): Promise<MigrationReport> {
-    return this.#current.migrate();
+  migrate(options?: MigrateOptions): Promise<MigrationReport> {
+    return this.#current.migrate(options);
   }
   checkSchema(): Promise<void> {
     return this.#current.checkSchema();
   }
   createAccount(account: NewAccount): Promise<Account> {
     return this.#current.createAccount(account);
+  }
+  createAccountWithKey(account: NewAccount, key: NewApiKey): Promise<Account> {
+    return this.#current.createAccountWithKey(account, key);
+  }
+  updatePremium(accountId: number, premium: boolean): Promise<Account> {
+    return this.#current.updatePremium(accountId, premium);
   }
   findAccount(username: string): Promise<Account | null> {
     return this.#current.findAccount(username);

@@ -4,17 +4,20 @@ import { PostgresStore } from './postgres/postgres-store.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './store.ts';
 
-export function openStore(config: Pick<Config, 'database' | 'sqliteSynchronous' | 'sqliteBusyTimeoutMs' | 'credentialCacheSize' | 'postgres'>): Store {
-  const { database } = config;
+export function openStore(
+  config: Pick<Config, 'environment' | 'database' | 'sqliteSynchronous' | 'sqliteBusyTimeoutMs' | 'credentialCacheSize' | 'postgres'>,
+): Store {
+  const { database, environment } = config;
   if (database.engine === 'sqlite') {
     return new SqliteStore({
       path: database.path,
+      environment,
       synchronous: config.sqliteSynchronous,
       busyTimeoutMs: config.sqliteBusyTimeoutMs,
       credentialCacheSize: config.credentialCacheSize,
     });
   }
-  return new PostgresStore({ url: database.url, ...config.postgres });
+  return new PostgresStore({ url: database.url, environment, ...config.postgres });
 }
 
 /** Where the database is, for people and logs: 'PostgreSQL at db.internal:5432/account_api', never with the password. */

@@ -1,4 +1,6 @@
 // The store interface: everything the routes and the CLI need from a database, engine-agnostic.
+import type { KeyEnvironment } from '../domain/api-keys.ts';
+import type { EnvironmentSource } from './deployment.ts';
 
 export interface Account {
   readonly id: number;
@@ -44,6 +46,18 @@ export interface Credential {
 export interface MigrationReport {
   readonly applied: readonly number[];
   readonly current: number;
+  /** The environment the database belongs to: always the store's own, or migrate would have failed. */
+  readonly environment: KeyEnvironment;
+  /** How this migrate decided the environment, when it recorded it; null when the database already recorded it. */
+  readonly environmentRecorded: EnvironmentSource | null;
+}
+
+export interface MigrateOptions {
+  /**
+   * The operator's decision for a database that records no environment yet and holds keys of both: record the store's own.
+   * Without it such a database is refused; with it, a database that already records an environment is still only checked.
+   */
+  readonly recordEnvironment?: boolean;
 }
 
 /**
@@ -52,15 +66,29 @@ export interface MigrationReport {
  */
 export interface Store {
   readonly engine: string;
-  migrate(): Promise<MigrationReport>;
-  /** Fails with `schema_too_new` when the database was migrated by a newer build. */
+  /** The environment this store was opened for; a database of the other is refused, however it was reached (deployment.ts). */
+  readonly environment: KeyEnvironment;
+  /**
+   * Applies missing migrations, then records the database's environment if it has none yet, or checks it, atomically:
+   * of two stores of different environments migrating one new database at once, exactly one succeeds.
+   * Fails with `database_environment_mismatch` or `database_environment_undecided` (then the report is never returned).
+   */
+  migrate(options?: MigrateOptions): Promise<MigrationReport>;
+  /**
+   * Fails with `schema_too_new` when the database was migrated by a newer build, `schema_outdated` when it lacks migrations,
+   * and `database_environment_mismatch` (or `_unrecorded`) unless it records the store's environment.
+   */
   checkSchema(): Promise<void>;
 
   createAccount(account: NewAccount): Promise<Account>;
+  /** Both or neither: an account never exists without this key, not even for a moment (the sandbox's demo accounts). */
+  createAccountWithKey(account: NewAccount, key: NewApiKey): Promise<Account>;
   findAccount(username: string): Promise<Account | null>;
   listAccounts(): Promise<Account[]>;
   countAccounts(): Promise<number>;
   setPremium(username: string, premium: boolean): Promise<Account>;
+  /** By id, which is never reused: an account deleted and created again under the same name is not the one meant. */
+  updatePremium(accountId: number, premium: boolean): Promise<Account>;
   deleteAccount(username: string): Promise<void>;
   updateName(accountId: number, name: string): Promise<Account>;
   updateTimezone(accountId: number, timezone: string): Promise<Account>;

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 
-import type { IssuedKey } from '../../src/domain/api-keys.ts';
+import type { IssuedKey, KeyEnvironment } from '../../src/domain/api-keys.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import type { NewAccount, NewApiKey, Store } from '../../src/store/store.ts';
 
@@ -14,14 +14,18 @@ export interface MigrationRow {
 
 /** One empty database for one test, with the few ways in that the Store interface deliberately lacks. */
 export interface StoreUnderTest {
-  /** A store over a database nobody has migrated yet. */
+  /** A live store over a database nobody has migrated yet. */
   readonly store: Store;
-  /** Another store over the same database, as a second instance or the CLI would open it; cleanup closes it. */
-  openAnother(): Store;
+  /** Another store over the same database, as a second instance or the CLI would open it (live unless told); cleanup closes it. */
+  openAnother(environment?: KeyEnvironment): Store;
   /** Reads schema_migrations behind the stores' backs. */
   migrationRows(): Promise<MigrationRow[]>;
   /** Writes a schema_migrations row behind the stores' backs, as a newer build would have. */
   recordMigration(version: number, name: string): Promise<void>;
+  /** Applies migration 001 alone behind the stores' backs, as a build from before the deployment table left a database. */
+  migrateLikeVersion1(): Promise<void>;
+  /** The deployment table's row, read behind the stores' backs; null when there is no row (or no table). */
+  recordedEnvironment(): Promise<{ environment: string; decidedBy: string } | null>;
   /** Closes every store it opened and throws the database away. */
   cleanup(): Promise<void>;
 }

@@ -19,7 +19,7 @@ async function migratedStore(
   options: Partial<PostgresStoreOptions> = {},
 ): Promise<{ database: TestDatabase; store: PostgresStore }> {
   const database = await createTestDatabase();
-  const store = new PostgresStore({ url: database.url, poolMax: 4, connectTimeoutMs: 2000, statementTimeoutMs: 5000, ...options });
+  const store = new PostgresStore({ url: database.url, environment: 'live', poolMax: 4, connectTimeoutMs: 2000, statementTimeoutMs: 5000, ...options });
   t.after(async () => {
     await store.close();
     await database.drop();

@@ -23,7 +23,7 @@ async function withDatabase(t: { after(fn: () => Promise<void>): void }): Promis
   return {
     database,
     open: () => {
-      const store = new PostgresStore({ url: database.url, poolMax: 2, connectTimeoutMs: 2000, statementTimeoutMs: 5000 });
+      const store = new PostgresStore({ url: database.url, environment: 'live', poolMax: 2, connectTimeoutMs: 2000, statementTimeoutMs: 5000 });
       opened.push(store);
       return store;
     },

@@ -1,6 +1,9 @@
 // Runs the store contract against PostgreSQL, each test in a fresh schema of one database per file; skipped, saying why, without PostgreSQL.
 import { after, describe } from 'node:test';
 
+import { join } from 'node:path';
+import type { KeyEnvironment } from '../../src/domain/api-keys.ts';
+import { loadMigrations } from '../../src/store/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { createTestDatabase, createTestSchema, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
@@ -17,8 +20,8 @@ async function makePostgresStore(): Promise<StoreUnderTest> {
   database ??= createTestDatabase();
   const schema = await createTestSchema(await database);
   const opened: Store[] = [];
-  const open = (): Store => {
-    const store = new PostgresStore({ url: schema.url, poolMax: 10, connectTimeoutMs: 2000, statementTimeoutMs: 5000 });
+  const open = (environment: KeyEnvironment = 'live'): Store => {
+    const store = new PostgresStore({ url: schema.url, environment, poolMax: 10, connectTimeoutMs: 2000, statementTimeoutMs: 5000 });
     opened.push(store);
     return store;
   };
@@ -33,6 +36,17 @@ async function makePostgresStore(): Promise<StoreUnderTest> {
       })),
     recordMigration: async (version, name) => {
       await schema.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [version, name]);
+    },
+    migrateLikeVersion1: async () => {
+      const [first] = loadMigrations(join(import.meta.dirname, '../../src/store/postgres/migrations'));
+      await schema.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)');
+      await schema.query(first!.sql);
+      await schema.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, $1, now())', [first!.name]);
+    },
+    recordedEnvironment: async () => {
+      if ((await schema.query("SELECT to_regclass('deployment') IS NOT NULL AS present")).rows[0]?.present !== true) return null;
+      const row = (await schema.query('SELECT environment, decided_by FROM deployment')).rows[0];
+      return row === undefined ? null : { environment: String(row.environment), decidedBy: String(row.decided_by) };
     },
     cleanup: async () => {
       for (const store of opened) await store.close();

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 
+import type { KeyEnvironment } from '../../src/domain/api-keys.ts';
+import { loadMigrations } from '../../src/store/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { defineStoreContract, type StoreUnderTest } from './store-contract.ts';
@@ -12,9 +14,9 @@ async function makeSqliteStore(): Promise<StoreUnderTest> {
   const dir = mkdtempSync(join(tmpdir(), 'account-api-contract-'));
   const path = join(dir, 'account-api.db');
   const opened: Store[] = [];
-  const open = (): Store => {
+  const open = (environment: KeyEnvironment = 'live'): Store => {
     // With the credential cache on, as served by default: the contract proves it never answers stale.
-    const store = new SqliteStore({ path, synchronous: 'normal', busyTimeoutMs: 5000, credentialCacheSize: 10_000 });
+    const store = new SqliteStore({ path, environment, synchronous: 'normal', busyTimeoutMs: 5000, credentialCacheSize: 10_000 });
     opened.push(store);
     return store;
   };
@@ -41,6 +43,20 @@ async function makeSqliteStore(): Promise<StoreUnderTest> {
         db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(version, name, new Date().toISOString()),
       );
     },
+    migrateLikeVersion1: async () => {
+      const [first] = loadMigrations(join(import.meta.dirname, '../../src/store/sqlite/migrations'));
+      withDatabase((db) => {
+        db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+        db.exec(first!.sql);
+        db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, ?, ?)').run(first!.name, new Date().toISOString());
+      });
+    },
+    recordedEnvironment: async () =>
+      withDatabase((db) => {
+        if (db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'deployment'").get() === undefined) return null;
+        const row = db.prepare('SELECT environment, decided_by FROM deployment').get();
+        return row === undefined ? null : { environment: String(row.environment), decidedBy: String(row.decided_by) };
+      }),
     cleanup: async () => {
       for (const store of opened) await store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { issueKey, keyMatches } from '../../src/domain/api-keys.ts';
 import { defineConcurrencyCases } from './concurrency-cases.ts';
+import { defineEnvironmentCases } from './environment-cases.ts';
 import type { Store } from '../../src/store/store.ts';
 import { account, domainCode, freshStore, isDate, newKey, type MakeStore } from './contract-support.ts';
 
@@ -59,6 +60,8 @@ export function defineStoreContract(engineName: string, makeStore: MakeStore, sk
       assert.deepEqual(await subject.migrationRows(), before, 'refusing a newer schema still changed schema_migrations');
     });
   });
+
+  defineEnvironmentCases(engineName, makeStore);
 
   describe(`${engineName} store: accounts`, () => {
     test('createAccount returns ids 1 and 2 and the stored fields', async (t) => {

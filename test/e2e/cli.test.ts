@@ -356,19 +356,32 @@ test('--help exits 0 and prints the usage of every command', async () => {
   }
 });
 
-test('migrate applies version 1 to a fresh database, then says the schema is up to date', async () => {
+test('migrate applies every migration to a fresh database, then says the schema is up to date', async () => {
   const fresh = freshWorkspace();
   const first = await cliOk(fresh, ['migrate']);
-  assert.match(first, /\b1\b/, `the first migrate should report version 1: ${first}`);
+  assert.match(first, /\b1, 2\b/, `the first migrate should report versions 1 and 2: ${first}`);
   assert.doesNotMatch(first, /up to date/i, `the first migrate on a fresh database has work to do: ${first}`);
+  assert.match(first, /live database/, `the first migrate should say it recorded the database as live: ${first}`);
   const second = await cliOk(fresh, ['migrate']);
   assert.match(second, /up to date/i, `a second migrate should say the schema is up to date: ${second}`);
 });
 
-test('migrate --json prints {applied, current}', async () => {
+test('migrate --json prints {applied, current, environment, environment_recorded}', async () => {
   const fresh = freshWorkspace();
-  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), { applied: [1], current: 1 });
-  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), { applied: [], current: 1 });
+  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), {
+    applied: [1, 2],
+    current: 2,
+    environment: 'live',
+    environment_recorded: 'migrator',
+  });
+  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), { applied: [], current: 2, environment: 'live', environment_recorded: null });
+  const sandbox = JSON.parse(await cliOk(fresh, ['migrate', '--json', '--sandbox']));
+  assert.equal(sandbox.environment, 'sandbox', 'the sandbox database should be recorded as the sandbox');
+});
+
+test('--record-environment applies to migrate only', async () => {
+  const result = await expectExit(['users', 'list', '--record-environment'], 2);
+  assert.match(result.stderr, /--record-environment/, `the error should name the flag: ${result.stderr}`);
 });
 
 test('--sandbox issues aapi_sandbox_ keys and keeps its accounts out of the live database', async () => {
@@ -385,6 +398,16 @@ test('--sandbox issues aapi_sandbox_ keys and keeps its accounts out of the live
 
   const sandboxKeys = JSON.parse(await cliOk(workspace, ['keys', 'list', 'sami', '--sandbox', '--json']));
   assert.equal(sandboxKeys[0]?.prefix, `aapi_sandbox_${keyIdOf(key)}`, 'the sandbox key prefix should be aapi_sandbox_ + key id');
+});
+
+test('ACCOUNT_API_SANDBOX=1 works on the sandbox database as --sandbox does, and issues sandbox keys there', async () => {
+  const env = { ACCOUNT_API_SANDBOX: '1' };
+  const created = await runCli(workspace, ['users', 'create', 'sol'], env);
+  assert.equal(created.code, 0, describeRun(['users', 'create', 'sol'], created));
+  const key = await runCli(workspace, ['keys', 'create', 'sol'], env);
+  assert.match(key.stdout.trim(), SANDBOX_KEY, `a key made for the sandbox database should be a sandbox key: ${key.stdout}${key.stderr}`);
+  const sandboxNames = (await listJson(workspace, ['--sandbox'])).map((account) => account.username);
+  assert.ok(sandboxNames.includes('sol'), `ACCOUNT_API_SANDBOX=1 should work on the sandbox database: ${sandboxNames.join(', ')}`);
 });
 
 test('the package bin runs the CLI: bin/account-api.js --help exits 0 with the usage', async () => {

@@ -183,7 +183,7 @@ describe('the running server', () => {
 
 test('an API route without a documented schema stops the app from starting', async () => {
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' }, {});
-  const store = new SqliteStore({ path: ':memory:', synchronous: 'full', busyTimeoutMs: 1000 });
+  const store = new SqliteStore({ path: ':memory:', environment: 'live', synchronous: 'full', busyTimeoutMs: 1000 });
   const app = buildApp({ config, store, timezones: loadTimezoneCatalog(), redis: null, metrics: createMetrics() });
   app.register(
     async (v0) => {

@@ -150,6 +150,26 @@ describe('sandbox', () => {
     );
   });
 
+  test('refuses the live database given with --database-url, and the default live database when DATABASE_URL is unset', () => {
+    assertConfigError(
+      () => loadConfig({ DATABASE_URL: `sqlite:${join(CWD, 'live.db')}` }, { sandbox: true, databaseUrl: 'sqlite:./live.db' }, CWD),
+      /SANDBOX_DATABASE_URL/,
+      'a sandbox given the live database with --database-url',
+    );
+    assertConfigError(
+      () => loadConfig({}, { sandbox: true, databaseUrl: 'sqlite:./data/account-api.db' }, CWD),
+      /SANDBOX_DATABASE_URL/,
+      'a sandbox on the default live database',
+    );
+  });
+
+  test('lets two in-memory databases be, and ignores a live URL the sandbox does not use', () => {
+    const memory = loadConfig({ DATABASE_URL: 'sqlite::memory:' }, { sandbox: true, databaseUrl: 'sqlite::memory:' }, CWD);
+    assert.equal(memory.database.engine === 'sqlite' && memory.database.path, ':memory:');
+    const config = loadConfig({ DATABASE_URL: 'mysql://nope' }, { sandbox: true, databaseUrl: 'sqlite:./sandbox-x.db' }, CWD);
+    assert.deepEqual(config.database, { engine: 'sqlite', path: join(CWD, 'sandbox-x.db') });
+  });
+
   test('a live server is not affected by SANDBOX_DATABASE_URL', () => {
     const config = loadConfig({ SANDBOX_DATABASE_URL: 'sqlite:./sandbox-x.db' }, {}, CWD);
     assert.equal(config.environment, 'live');

@@ -1,7 +1,6 @@
 // Brings a PostgreSQL database to this build's schema, safely when several instances start at once.
 import pg from 'pg';
 import { assertNotNewer, type Migration } from '../migrations.ts';
-import type { MigrationReport } from '../store.ts';
 import { translatePgError } from './pg-errors.ts';
 
 /** Any constant works as long as every build uses the same one; pg_locks lists it (locktype advisory) while a migration runs. */
@@ -12,13 +11,24 @@ export interface MigrationConnection {
   readonly connectTimeoutMs: number;
 }
 
+export interface AppliedMigrations {
+  readonly applied: readonly number[];
+  readonly current: number;
+}
+
 /**
  * A session-level advisory lock lets exactly one instance apply the migrations while the others wait for it,
  * then find nothing left to do. Each migration commits with its schema_migrations row, so a connection lost
  * half-way leaves the database at the previous version, never between two. The lock lives on a connection of
  * its own, outside the pool and its statement timeout: waiting for the lock, or a long migration, may take a while.
+ * `settle`, when given, runs after the last migration in a transaction of its own, still under the lock: what must be decided
+ * once per database (its environment) is then decided by one instance at a time. If it throws, its transaction is rolled back.
  */
-export async function applyMigrations(connection: MigrationConnection, migrations: readonly Migration[]): Promise<MigrationReport> {
+export async function applyMigrations(
+  connection: MigrationConnection,
+  migrations: readonly Migration[],
+  settle?: (client: pg.ClientBase) => Promise<void>,
+): Promise<AppliedMigrations> {
   const client = new pg.Client({
     connectionString: connection.url,
     connectionTimeoutMillis: connection.connectTimeoutMs,
@@ -39,21 +49,16 @@ export async function applyMigrations(connection: MigrationConnection, migration
       const newlyApplied: number[] = [];
       for (const migration of migrations) {
         if (done.has(migration.version)) continue;
-        await client.query('BEGIN');
-        try {
+        await inTransaction(client, async () => {
           await client.query(migration.sql);
           await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [
             migration.version,
             migration.name,
           ]);
-          await client.query('COMMIT');
-        } catch (error) {
-          // If the connection is gone the server has rolled back already.
-          await client.query('ROLLBACK').catch(() => undefined);
-          throw error;
-        }
+        });
         newlyApplied.push(migration.version);
       }
+      if (settle !== undefined) await inTransaction(client, () => settle(client));
       return { applied: newlyApplied, current: migrations.at(-1)?.version ?? 0 };
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
@@ -63,5 +68,17 @@ export async function applyMigrations(connection: MigrationConnection, migration
   } finally {
     // Ending the session releases the lock too, should the unlock above have failed.
     await client.end().catch(() => undefined);
+  }
+}
+
+async function inTransaction(client: pg.ClientBase, work: () => Promise<void>): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    await work();
+    await client.query('COMMIT');
+  } catch (error) {
+    // If the connection is gone the server has rolled back already.
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
   }
 }

@@ -1,16 +1,21 @@
 // The shared store for several instances: PostgreSQL through a node-postgres pool, every write one statement or one transaction.
 import { join } from 'node:path';
 import pg from 'pg';
+import type { KeyEnvironment } from '../../domain/api-keys.ts';
+import { asEnvironment, assertEnvironment, environmentUnrecorded, type RecordedEnvironment } from '../deployment.ts';
 import { loadMigrations, type Migration } from '../migrations.ts';
-import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
+import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
 import { assertSchemaCurrent } from '../migrations.ts';
 import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
+import { READ_ENVIRONMENT_SQL, recordEnvironment } from './deployment.ts';
 import { applyMigrations } from './migrate.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
   readonly url: string;
+  /** Which environment this store serves: a database recorded as the other is refused (deployment.ts). */
+  readonly environment: KeyEnvironment;
   readonly poolMax: number;
   /** How long a call waits for a connection (new or from the pool) before failing with store_unavailable. */
   readonly connectTimeoutMs: number;
@@ -63,8 +68,17 @@ const ACCOUNT_COLUMNS = 'id, username, name, timezone, premium, created_at';
 const KEY_COLUMNS = 'k.key_id, a.username, k.label, k.display_prefix, k.created_at, k.last_used_at, k.revoked_at';
 const BY_USERNAME = 'lower(username) = lower($1)';
 
+/** Both unique constraints an account with its key can break, as the store's own failures. */
+function createFailure(error: unknown, account: NewAccount, key?: NewApiKey): unknown {
+  const broken = brokenConstraint(error);
+  if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'accounts_username_unique') return usernameTaken(account.username);
+  if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'api_keys_pkey' && key !== undefined) return keyExists(key.keyId);
+  return error;
+}
+
 export class PostgresStore implements Store {
   readonly engine = 'postgres';
+  readonly environment: KeyEnvironment;
   readonly #options: PostgresStoreOptions;
   readonly #pool: pg.Pool;
   readonly #migrations: readonly Migration[];
@@ -72,6 +86,7 @@ export class PostgresStore implements Store {
 
   constructor(options: PostgresStoreOptions) {
     this.#options = options;
+    this.environment = options.environment;
     this.#migrations = loadMigrations(join(import.meta.dirname, 'migrations'));
     this.#pool = new pg.Pool({
       connectionString: options.url,
@@ -120,9 +135,17 @@ export class PostgresStore implements Store {
     return (await this.#query(text, values))[0];
   }
 
-  /** Applies what is missing under an advisory lock, so instances starting together against an empty database never race. */
-  migrate(): Promise<MigrationReport> {
-    return applyMigrations(this.#options, this.#migrations);
+  /**
+   * Applies what is missing under an advisory lock, so instances starting together against an empty database never race;
+   * then, under the same lock and in one transaction, records the environment or checks it (rolled back if refused).
+   */
+  async migrate(options: MigrateOptions = {}): Promise<MigrationReport> {
+    let recorded: RecordedEnvironment | undefined;
+    const report = await applyMigrations(this.#options, this.#migrations, async (client) => {
+      recorded = await recordEnvironment(client, this.environment, options.recordEnvironment === true);
+      assertEnvironment(recorded.environment, this.environment);
+    });
+    return { ...report, environment: recorded!.environment, environmentRecorded: recorded!.recordedNow };
   }
 
   async checkSchema(): Promise<void> {
@@ -133,6 +156,9 @@ export class PostgresStore implements Store {
         ? (await this.#query('SELECT version FROM schema_migrations ORDER BY version')).map((row) => Number(row.version))
         : [];
     assertSchemaCurrent(applied, this.#migrations);
+    const recorded = asEnvironment((await this.#one(READ_ENVIRONMENT_SQL))?.environment);
+    if (recorded === null) throw environmentUnrecorded();
+    assertEnvironment(recorded, this.environment);
   }
 
   async createAccount(account: NewAccount): Promise<Account> {
@@ -144,11 +170,27 @@ export class PostgresStore implements Store {
       );
       return toAccount(row!);
     } catch (error) {
-      const broken = brokenConstraint(error);
-      if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'accounts_username_unique') {
-        throw usernameTaken(account.username);
-      }
-      throw error;
+      throw createFailure(error, account);
+    }
+  }
+
+  async createAccountWithKey(account: NewAccount, key: NewApiKey): Promise<Account> {
+    try {
+      // One statement: the key's foreign key is checked at its end, when the account exists; either both rows stay or neither.
+      const row = await this.#one(
+        `WITH a AS (
+           INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, now(), now()) RETURNING ${ACCOUNT_COLUMNS}
+         ), k AS (
+           INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at)
+           SELECT $5, a.id, $6, $7, $8, now() FROM a
+         )
+         SELECT * FROM a`,
+        [account.username, account.name, account.timezone, account.premium, key.keyId, Buffer.from(key.hash), key.displayPrefix, key.label],
+      );
+      return toAccount(row!);
+    } catch (error) {
+      throw createFailure(error, account, key);
     }
   }
 
@@ -171,6 +213,15 @@ export class PostgresStore implements Store {
       [username, premium],
     );
     if (row === undefined) throw accountNotFound(username);
+    return toAccount(row);
+  }
+
+  async updatePremium(accountId: number, premium: boolean): Promise<Account> {
+    const row = await this.#one(`UPDATE accounts SET premium = $2, updated_at = now() WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`, [
+      accountId,
+      premium,
+    ]);
+    if (row === undefined) throw accountGone();
     return toAccount(row);
   }
 

@@ -2,15 +2,20 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { DomainError } from '../../domain/errors.ts';
-import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
+import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
 import { assertNotNewer, assertSchemaCurrent, loadMigrations, type Migration } from '../migrations.ts';
 import { CredentialCache } from '../credential-cache.ts';
+import { assertEnvironment, environmentUnrecorded } from '../deployment.ts';
 import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
+import { readEnvironment, recordEnvironment } from './deployment.ts';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
   readonly path: string;
+  /** Which environment this store serves: a database recorded as the other is refused (deployment.ts). */
+  readonly environment: KeyEnvironment;
   /** FULL survives power loss; NORMAL survives a process crash only. */
   readonly synchronous: 'full' | 'normal';
   readonly busyTimeoutMs: number;
@@ -99,6 +104,7 @@ const KEY_COLUMNS =
 
 export class SqliteStore implements Store {
   readonly engine = 'sqlite';
+  readonly environment: KeyEnvironment;
   readonly #db: DatabaseSync;
   readonly #migrations: readonly Migration[];
   readonly #statements = new Map<string, StatementSync>();
@@ -108,6 +114,7 @@ export class SqliteStore implements Store {
   #queued: QueuedUpdate[] = [];
 
   constructor(options: SqliteStoreOptions) {
+    this.environment = options.environment;
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     this.#db = new DatabaseSync(options.path, { enableForeignKeyConstraints: true, timeout: options.busyTimeoutMs });
     enableWal(this.#db, options.busyTimeoutMs);
@@ -169,7 +176,8 @@ export class SqliteStore implements Store {
       .map((row) => Number(row.version));
   }
 
-  migrate(): Promise<MigrationReport> {
+  /** Migrations and the environment's record or check in one transaction: a refused migrate leaves the database as it was. */
+  migrate(options: MigrateOptions = {}): Promise<MigrationReport> {
     return this.#run(() =>
       this.#transaction(() => {
         const applied = this.#appliedVersions();
@@ -185,31 +193,55 @@ export class SqliteStore implements Store {
             .run(migration.version, migration.name, now);
           newlyApplied.push(migration.version);
         }
-        return { applied: newlyApplied, current: this.#migrations.at(-1)?.version ?? 0 };
+        const recorded = recordEnvironment(this.#db, this.environment, options.recordEnvironment === true);
+        assertEnvironment(recorded.environment, this.environment);
+        return {
+          applied: newlyApplied,
+          current: this.#migrations.at(-1)?.version ?? 0,
+          environment: recorded.environment,
+          environmentRecorded: recorded.recordedNow,
+        };
       }),
     );
   }
 
   checkSchema(): Promise<void> {
-    return this.#run(() => assertSchemaCurrent(this.#appliedVersions(), this.#migrations));
+    return this.#run(() => {
+      assertSchemaCurrent(this.#appliedVersions(), this.#migrations);
+      const recorded = readEnvironment(this.#db);
+      if (recorded === null) throw environmentUnrecorded();
+      assertEnvironment(recorded, this.environment);
+    });
+  }
+
+  #insertAccount(account: NewAccount): Account {
+    const now = new Date().toISOString();
+    try {
+      const row = this.#statement(
+        `INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?) RETURNING ${ACCOUNT_COLUMNS}`,
+      ).get(account.username, account.name, account.timezone, account.premium ? 1 : 0, now, now);
+      return toAccount(row as Row);
+    } catch (error) {
+      if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_UNIQUE) {
+        throw usernameTaken(account.username);
+      }
+      throw error;
+    }
   }
 
   createAccount(account: NewAccount): Promise<Account> {
-    return this.#run(() => {
-      const now = new Date().toISOString();
-      try {
-        const row = this.#statement(
-          `INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?) RETURNING ${ACCOUNT_COLUMNS}`,
-        ).get(account.username, account.name, account.timezone, account.premium ? 1 : 0, now, now);
-        return toAccount(row as Row);
-      } catch (error) {
-        if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_UNIQUE) {
-          throw usernameTaken(account.username);
-        }
-        throw error;
-      }
-    });
+    return this.#run(() => this.#insertAccount(account));
+  }
+
+  createAccountWithKey(account: NewAccount, key: NewApiKey): Promise<Account> {
+    return this.#run(() =>
+      this.#transaction(() => {
+        const created = this.#insertAccount(account);
+        this.#insertKey(created.id, key);
+        return created;
+      }),
+    );
   }
 
   findAccount(username: string): Promise<Account | null> {
@@ -237,6 +269,20 @@ export class SqliteStore implements Store {
         `UPDATE accounts SET premium = ?, updated_at = ? WHERE username = ? RETURNING ${ACCOUNT_COLUMNS}`,
       ).get(premium ? 1 : 0, new Date().toISOString(), username);
       if (row === undefined) throw accountNotFound(username);
+      const updated = toAccount(row as Row);
+      this.#credentials.accountChanged(updated);
+      return updated;
+    });
+  }
+
+  updatePremium(accountId: number, premium: boolean): Promise<Account> {
+    return this.#run(() => {
+      const row = this.#statement(`UPDATE accounts SET premium = ?, updated_at = ? WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`).get(
+        premium ? 1 : 0,
+        new Date().toISOString(),
+        accountId,
+      );
+      if (row === undefined) throw accountGone();
       const updated = toAccount(row as Row);
       this.#credentials.accountChanged(updated);
       return updated;
@@ -314,22 +360,26 @@ export class SqliteStore implements Store {
     }
   };
 
+  #insertKey(accountId: number, key: NewApiKey): void {
+    try {
+      this.#statement(
+        `INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      ).run(key.keyId, accountId, key.hash, key.displayPrefix, key.label, new Date().toISOString());
+    } catch (error) {
+      if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) {
+        throw keyExists(key.keyId);
+      }
+      throw error;
+    }
+  }
+
   createKey(username: string, key: NewApiKey): Promise<ApiKeyRecord> {
     return this.#run(() =>
       this.#transaction(() => {
         const owner = this.#statement('SELECT id FROM accounts WHERE username = ?').get(username);
         if (owner === undefined) throw accountNotFound(username);
-        try {
-          this.#statement(
-            `INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at)
-             VALUES (?, ?, ?, ?, ?, ?)`,
-          ).run(key.keyId, Number(owner.id), key.hash, key.displayPrefix, key.label, new Date().toISOString());
-        } catch (error) {
-          if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) {
-            throw keyExists(key.keyId);
-          }
-          throw error;
-        }
+        this.#insertKey(Number(owner.id), key);
         return this.#keyById(key.keyId)!;
       }),
     );

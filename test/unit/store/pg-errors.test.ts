@@ -76,7 +76,7 @@ function listen(server: Server): Promise<number> {
 }
 
 function storeAt(port: number, connectTimeoutMs = 2000): PostgresStore {
-  return new PostgresStore({ url: `postgres://account-api@127.0.0.1:${port}/nothing`, poolMax: 2, connectTimeoutMs, statementTimeoutMs: 1000 });
+  return new PostgresStore({ environment: 'live', url: `postgres://account-api@127.0.0.1:${port}/nothing`, poolMax: 2, connectTimeoutMs, statementTimeoutMs: 1000 });
 }
 
 describe('a PostgreSQL store that cannot reach its server', () => {

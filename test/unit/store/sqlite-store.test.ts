@@ -29,7 +29,7 @@ function freshPath(): string {
 }
 
 async function migratedStore(path: string): Promise<SqliteStore> {
-  const store = new SqliteStore({ path, synchronous: 'full', busyTimeoutMs: 2000 });
+  const store = new SqliteStore({ path, environment: 'live', synchronous: 'full', busyTimeoutMs: 2000 });
   opened.push(store);
   await store.migrate();
   return store;
@@ -72,7 +72,7 @@ describe('SQLite store', () => {
   describe('group commit of account updates', () => {
     async function withAccounts(count: number, options: { busyTimeoutMs?: number } = {}) {
       const path = freshPath();
-      const store = new SqliteStore({ path, synchronous: 'full', busyTimeoutMs: options.busyTimeoutMs ?? 2000 });
+      const store = new SqliteStore({ path, environment: 'live', synchronous: 'full', busyTimeoutMs: options.busyTimeoutMs ?? 2000 });
       opened.push(store);
       await store.migrate();
       const ids: number[] = [];

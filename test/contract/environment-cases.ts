@@ -1,0 +1,173 @@
+// Contract cases for the environment a database records: set once by migrate, refused to a store of the other environment,
+// inferred from the keys of a database made before it was recorded, and decided by exactly one of two racing first migrations.
+import assert from 'node:assert/strict';
+import { describe, test, type TestContext } from 'node:test';
+
+import { issueKey, type KeyEnvironment } from '../../src/domain/api-keys.ts';
+import type { Store } from '../../src/store/store.ts';
+import { account, domainCode, freshStore, newKey, type MakeStore, type StoreUnderTest } from './contract-support.ts';
+
+const mismatch = domainCode('database_environment_mismatch', 'internal');
+const undecided = domainCode('database_environment_undecided', 'internal');
+
+function namesBoth(error: unknown): boolean {
+  const message = (error as Error).message;
+  assert.match(message, /\blive\b/, `the refusal should name the live environment: ${message}`);
+  assert.match(message, /\bsandbox\b/, `the refusal should name the sandbox: ${message}`);
+  return true;
+}
+
+async function refusedBoth(store: Store, check: (error: unknown) => boolean, what: string): Promise<void> {
+  await assert.rejects(store.migrate(), (error) => check(error) && namesBoth(error), `${what}: migrate`);
+}
+
+/** A database as a build from before migration 002 left it, holding accounts and the keys asked for (revoked ones too). */
+async function version1Database(t: TestContext, makeStore: MakeStore, keys: readonly KeyEnvironment[]): Promise<StoreUnderTest> {
+  const subject = await freshStore(t, makeStore, { migrated: false });
+  await subject.migrateLikeVersion1();
+  await subject.store.createAccount(account('old-timer', { premium: true }));
+  await subject.store.createAccount(account('keyless'));
+  for (const environment of keys) {
+    const key = issueKey(environment);
+    await subject.store.createKey('old-timer', newKey(key));
+    await subject.store.revokeKey(key.keyId);
+    await subject.store.createKey('old-timer', newKey(issueKey(environment)));
+  }
+  return subject;
+}
+
+export function defineEnvironmentCases(engineName: string, makeStore: MakeStore): void {
+  describe(`${engineName} store: the database's environment`, () => {
+    test("the first migrate of a new database records the store's environment, and later ones only check it", async (t) => {
+      const subject = await freshStore(t, makeStore, { migrated: false });
+      const first = await subject.store.migrate();
+      assert.equal(first.environment, 'live');
+      assert.equal(first.environmentRecorded, 'migrator', 'a new database takes the environment of whoever migrates it first');
+      assert.deepEqual(await subject.recordedEnvironment(), { environment: 'live', decidedBy: 'migrator' });
+      const again = await subject.openAnother('live').migrate();
+      assert.equal(again.environment, 'live');
+      assert.equal(again.environmentRecorded, null, 'a second migrate recorded the environment again');
+      await subject.store.checkSchema();
+    });
+
+    for (const [first, second] of [['live', 'sandbox'], ['sandbox', 'live']] as const) {
+      test(`a ${second} store refuses a database recorded as ${first}, in migrate and checkSchema, and changes nothing`, async (t) => {
+        const subject = await freshStore(t, makeStore, { migrated: false });
+        await subject.openAnother(first).migrate();
+        const other = subject.openAnother(second);
+        await refusedBoth(other, mismatch, `a ${second} store on a ${first} database`);
+        await assert.rejects(other.checkSchema(), mismatch, `a ${second} store passed checkSchema on a ${first} database`);
+        await assert.rejects(other.migrate({ recordEnvironment: true }), mismatch, 'the operator override replaced a recorded environment');
+        assert.deepEqual(await subject.recordedEnvironment(), { environment: first, decidedBy: 'migrator' });
+        await subject.openAnother(first).checkSchema();
+      });
+    }
+
+    test('checkSchema refuses a database that is current but records no environment', async (t) => {
+      const subject = await freshStore(t, makeStore, { migrated: false });
+      const keys = ['live', 'sandbox'] as const;
+      await subject.migrateLikeVersion1();
+      await subject.store.createAccount(account('mixed'));
+      for (const environment of keys) await subject.store.createKey('mixed', newKey(issueKey(environment)));
+      // A refused migrate may leave the schema current (PostgreSQL commits each migration) but never records an environment.
+      await assert.rejects(subject.store.migrate(), undecided);
+      if ((await subject.migrationRows()).length === 2) {
+        await assert.rejects(subject.store.checkSchema(), domainCode('database_environment_unrecorded'));
+      } else {
+        await assert.rejects(subject.store.checkSchema(), domainCode('schema_outdated'));
+      }
+    });
+
+    for (const environment of ['live', 'sandbox'] as const) {
+      const other = environment === 'live' ? 'sandbox' : 'live';
+      test(`a database from before the record that holds only ${environment} keys is ${environment}, whoever migrates it first`, async (t) => {
+        const subject = await version1Database(t, makeStore, [environment]);
+        await refusedBoth(subject.openAnother(other), mismatch, `a ${other} store on an old ${environment} database`);
+        assert.equal((await subject.recordedEnvironment())?.environment ?? environment, environment, `the ${other} store recorded itself`);
+        const report = await subject.openAnother(environment).migrate();
+        assert.equal(report.environment, environment);
+        assert.deepEqual(await subject.recordedEnvironment(), { environment, decidedBy: 'api_keys' });
+        await refusedBoth(subject.openAnother(other), mismatch, `a ${other} store after the ${environment} one migrated`);
+      });
+    }
+
+    test('a database from before the record that holds keys of both environments is refused to both until an operator decides', async (t) => {
+      const subject = await version1Database(t, makeStore, ['live', 'sandbox']);
+      await refusedBoth(subject.openAnother('live'), undecided, 'a live store on a mixed database');
+      await refusedBoth(subject.openAnother('sandbox'), undecided, 'a sandbox store on a mixed database');
+      await assert.rejects(subject.openAnother('sandbox').migrate(), /migrate --record-environment/, 'the refusal should say how to decide');
+      assert.equal(await subject.recordedEnvironment(), null, 'a refused migrate recorded an environment');
+
+      const decided = await subject.openAnother('sandbox').migrate({ recordEnvironment: true });
+      assert.equal(decided.environment, 'sandbox');
+      assert.equal(decided.environmentRecorded, 'operator');
+      assert.deepEqual(await subject.recordedEnvironment(), { environment: 'sandbox', decidedBy: 'operator' });
+      await refusedBoth(subject.openAnother('live'), mismatch, 'a live store after the operator chose the sandbox');
+      await assert.rejects(subject.openAnother('live').migrate({ recordEnvironment: true }), mismatch, 'a second decision replaced the first');
+    });
+
+    test('a database from before the record without any key takes the environment of whoever migrates it first', async (t) => {
+      const subject = await version1Database(t, makeStore, []);
+      const report = await subject.openAnother('sandbox').migrate();
+      assert.equal(report.environmentRecorded, 'migrator');
+      assert.deepEqual(await subject.recordedEnvironment(), { environment: 'sandbox', decidedBy: 'migrator' });
+      await refusedBoth(subject.openAnother('live'), mismatch, 'a live store after the sandbox migrated first');
+    });
+
+    test('live and sandbox stores migrating one new database at once: exactly one environment wins, every other store is refused', async (t) => {
+      for (let round = 0; round < 3; round++) {
+        const subject = await freshStore(t, makeStore, { migrated: false });
+        const environments: KeyEnvironment[] = round % 2 === 0 ? ['live', 'sandbox', 'live', 'sandbox'] : ['sandbox', 'live', 'sandbox', 'live'];
+        const stores = environments.map((environment) => subject.openAnother(environment));
+        const results = await Promise.allSettled(stores.map((store) => store.migrate()));
+        const recorded = await subject.recordedEnvironment();
+        assert.ok(recorded !== null, `round ${round}: nobody recorded an environment`);
+        results.forEach((result, index) => {
+          if (environments[index] === recorded.environment) {
+            assert.equal(result.status, 'fulfilled', `round ${round}: a ${environments[index]} store was refused its own database: ${String((result as PromiseRejectedResult).reason)}`);
+          } else {
+            assert.equal(result.status, 'rejected', `round ${round}: a ${environments[index]} store was let in to a ${recorded.environment} database`);
+            mismatch(result.reason);
+          }
+        });
+      }
+    });
+  });
+
+  describe(`${engineName} store: accounts made with their key`, () => {
+    test('createAccountWithKey stores both, and the key opens the account', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      const key = issueKey('sandbox');
+      const created = await store.createAccountWithKey(account('paired', { premium: true }), newKey(key, 'seeded'));
+      assert.equal(created.username, 'paired');
+      assert.equal(created.premium, true);
+      assert.deepEqual((await store.findCredential(key.keyId))?.account, created);
+      assert.deepEqual((await store.listKeys('paired')).map((record) => record.label), ['seeded']);
+    });
+
+    test('createAccountWithKey stores neither when the name is taken, nor when the key id is', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      await store.createAccount(account('Taken'));
+      const key = issueKey('sandbox');
+      await assert.rejects(store.createAccountWithKey(account('taken'), newKey(key)), domainCode('username_taken', 'conflict'));
+      assert.equal(await store.findCredential(key.keyId), null, 'the key was stored without its account');
+
+      const used = issueKey('sandbox');
+      await store.createKey('Taken', newKey(used));
+      await assert.rejects(store.createAccountWithKey(account('fresh'), newKey(used)), domainCode('key_exists', 'conflict'));
+      assert.equal(await store.findAccount('fresh'), null, 'the account was stored without its key');
+      assert.equal(await store.countAccounts(), 1);
+    });
+
+    test('updatePremium changes the account with that id only, and fails once it is deleted', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      const first = await store.createAccount(account('pat'));
+      assert.equal((await store.updatePremium(first.id, true)).premium, true);
+      assert.equal((await store.findAccount('pat'))?.premium, true);
+      await store.deleteAccount('pat');
+      await store.createAccount(account('pat'));
+      await assert.rejects(store.updatePremium(first.id, false), domainCode('account_not_found', 'not_found'));
+      assert.equal((await store.findAccount('pat'))?.premium, false, 'the new account of the same name was changed');
+    });
+  });
+}
