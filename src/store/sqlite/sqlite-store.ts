@@ -7,6 +7,7 @@ import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, Ne
 import { assertNotNewer, assertSchemaCurrent, loadMigrations, type Migration } from '../migrations.ts';
 import { CredentialCache } from '../credential-cache.ts';
 import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
+import { isBusy, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
@@ -26,11 +27,6 @@ interface QueuedUpdate {
   readonly value: string;
   done(error: unknown, account?: Account): void;
 }
-
-const SQLITE_BUSY = 5;
-const SQLITE_LOCKED = 6;
-const SQLITE_CONSTRAINT_UNIQUE = 2067;
-const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
 
 function toAccount(row: Row): Account {
   return {
@@ -55,18 +51,6 @@ function toKey(row: Row): ApiKeyRecord {
   };
 }
 
-/** Turns engine errors into domain errors, so no caller ever sees SQLite's vocabulary. */
-function translate(error: unknown): unknown {
-  if (error instanceof DomainError) return error;
-  const errcode = (error as { errcode?: number }).errcode;
-  if (errcode === undefined) return error;
-  const primary = errcode & 0xff;
-  if (primary === SQLITE_BUSY || primary === SQLITE_LOCKED) {
-    return new DomainError('unavailable', 'store_busy', 'The database is busy; try again shortly.', { cause: error });
-  }
-  return error;
-}
-
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
@@ -81,8 +65,7 @@ export function enableWal(db: Pick<DatabaseSync, 'exec'>, busyTimeoutMs: number,
       db.exec('PRAGMA journal_mode = WAL');
       return;
     } catch (error) {
-      const errcode = (error as { errcode?: number }).errcode;
-      if (errcode === undefined || (errcode & 0xff) !== SQLITE_BUSY || now() >= deadline) throw error;
+      if (!isBusy(error) || now() >= deadline) throw error;
       Atomics.wait(pause, 0, 0, Math.min(50, 2 ** attempt));
     }
   }
