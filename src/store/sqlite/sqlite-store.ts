@@ -7,13 +7,16 @@ import type { Account, ApiKeyRecord, Credential, MigrationReport, NewAccount, Ne
 import { assertNotNewer, assertSchemaCurrent, loadMigrations, type Migration } from '../migrations.ts';
 import { CredentialCache } from '../credential-cache.ts';
 import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
+import { retryWhileLocked } from './lock-wait.ts';
 import { isBusy, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
+import { WriteQueue, type QueuedWrite } from './write-queue.ts';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
   readonly path: string;
   /** FULL survives power loss; NORMAL survives a process crash only. */
   readonly synchronous: 'full' | 'normal';
+  /** How long a statement waits for a lock another connection holds, on timers (see lock-wait.ts), before store_busy. */
   readonly busyTimeoutMs: number;
   /** Credentials kept in memory between requests (0: none); see credential-cache.ts for why this is never stale. */
   readonly credentialCacheSize?: number;
@@ -21,11 +24,12 @@ export interface SqliteStoreOptions {
 
 type Row = Record<string, unknown>;
 
-interface QueuedUpdate {
+/** POST /user, POST /settings: the caller is answered with the row once its batch is committed. */
+interface QueuedUpdate extends QueuedWrite {
   readonly accountId: number;
   readonly column: 'name' | 'timezone';
   readonly value: string;
-  done(error: unknown, account?: Account): void;
+  succeed(account: Account): void;
 }
 
 function toAccount(row: Row): Account {
@@ -88,10 +92,12 @@ export class SqliteStore implements Store {
   readonly #credentials: CredentialCache;
   readonly #dataVersion: StatementSync;
   #seenDataVersion: unknown = undefined;
-  #queued: QueuedUpdate[] = [];
+  readonly #busyTimeoutMs: number;
+  readonly #writes: WriteQueue<QueuedUpdate>;
 
   constructor(options: SqliteStoreOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    // Opening (start-up, or a CLI command) may wait for locks inside SQLite; from the last line on, nothing does.
     this.#db = new DatabaseSync(options.path, { enableForeignKeyConstraints: true, timeout: options.busyTimeoutMs });
     enableWal(this.#db, options.busyTimeoutMs);
     this.#db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
@@ -100,6 +106,11 @@ export class SqliteStore implements Store {
     // Changes when any other connection (another worker, the CLI, a person with sqlite3) commits; never for our own.
     this.#dataVersion = this.#db.prepare('PRAGMA data_version');
     this.#dataVersion.setReturnArrays(true);
+    this.#busyTimeoutMs = options.busyTimeoutMs;
+    this.#writes = new WriteQueue(options.busyTimeoutMs, this.#commitBatch);
+    // SQLite's busy handler sleeps on the calling thread, which here is the event loop: a locked database now answers
+    // SQLITE_BUSY at once, and #run and the write queue wait for it on timers, up to busyTimeoutMs.
+    this.#db.exec('PRAGMA busy_timeout = 0');
   }
 
   /** Forgets every cached credential if another connection has committed since the last look. */
@@ -125,6 +136,8 @@ export class SqliteStore implements Store {
     try {
       return Promise.resolve(work());
     } catch (error) {
+      // Locked by another connection: reads in WAL mode almost never are, writes outside the batch (the CLI's) may be.
+      if (isBusy(error)) return retryWhileLocked(work, this.#busyTimeoutMs);
       return Promise.reject(translate(error));
     }
   }
@@ -244,55 +257,39 @@ export class SqliteStore implements Store {
   }
 
   updateName(accountId: number, name: string): Promise<Account> {
-    return this.#queueUpdate({ accountId, column: 'name', value: name });
+    return this.#queueUpdate(accountId, 'name', name);
   }
 
   updateTimezone(accountId: number, timezone: string): Promise<Account> {
-    return this.#queueUpdate({ accountId, column: 'timezone', value: timezone });
+    return this.#queueUpdate(accountId, 'timezone', timezone);
   }
 
-  /**
-   * Group commit: the updates asked for during one turn of the event loop are written in one transaction, so one fsync
-   * (synchronous=FULL) makes a whole batch durable instead of one each. Every caller is answered only after COMMIT has
-   * returned, so nothing acknowledged can be lost. While one COMMIT waits for the disk the event loop is blocked and the
-   * next requests queue up in the kernel: the busier the server, the larger the batches.
-   */
-  #queueUpdate(update: Omit<QueuedUpdate, 'done'>): Promise<Account> {
-    return new Promise((resolve, reject) => {
-      this.#queued.push({ ...update, done: (error, account) => (error === null ? resolve(account!) : reject(error)) });
-      if (this.#queued.length === 1) setImmediate(this.#writeQueued);
-    });
+  /** Group commit (write-queue.ts): answered once the batch holding this update is committed. */
+  #queueUpdate(accountId: number, column: 'name' | 'timezone', value: string): Promise<Account> {
+    return new Promise((succeed, fail) => this.#writes.add({ accountId, column, value, deadline: 0, succeed, fail }));
   }
 
-  readonly #writeQueued = (): void => {
-    const batch = this.#queued;
-    this.#queued = [];
-    const outcomes: (Account | DomainError)[] = [];
-    try {
-      this.#transaction(() => {
-        for (const update of batch) {
-          try {
-            outcomes.push(this.#updateAccount(update.accountId, update.column, update.value));
-          } catch (error) {
-            // A deleted account fails its own update only; anything from the engine fails the batch (rolled back).
-            if (!(error instanceof DomainError)) throw error;
-            outcomes.push(error);
-          }
+  /** One transaction for the whole batch; throws (rolled back, nobody answered) when it cannot be committed. */
+  readonly #commitBatch = (batch: readonly QueuedUpdate[]): void => {
+    const outcomes = this.#transaction(() =>
+      batch.map((write) => {
+        try {
+          return this.#updateAccount(write.accountId, write.column, write.value);
+        } catch (error) {
+          // A deleted account fails its own update only; anything from the engine fails the batch (rolled back).
+          if (!(error instanceof DomainError)) throw error;
+          return error;
         }
-      });
-    } catch (error) {
-      const failure = translate(error);
-      for (const update of batch) update.done(failure);
-      return;
-    }
+      }),
+    );
     // Only now that the batch is committed may the cache hold its rows.
-    for (const [index, update] of batch.entries()) {
+    for (const [index, write] of batch.entries()) {
       const outcome = outcomes[index]!;
       if (outcome instanceof DomainError) {
-        update.done(outcome);
+        write.fail(outcome);
       } else {
         this.#credentials.accountChanged(outcome);
-        update.done(null, outcome);
+        write.succeed(outcome);
       }
     }
   };
