@@ -32,6 +32,15 @@ interface QueuedUpdate extends QueuedWrite {
   succeed(account: Account): void;
 }
 
+/** A key's last-used time: written with the next batch, and never worth a caller's wait for a lock. */
+interface QueuedStamp extends QueuedWrite {
+  readonly keyId: string;
+  readonly usedAt: string;
+  succeed(): void;
+}
+
+type QueuedBatchWrite = QueuedUpdate | QueuedStamp;
+
 function toAccount(row: Row): Account {
   return {
     id: Number(row.id),
@@ -83,6 +92,7 @@ const UPDATE_ACCOUNT = {
 } as const;
 const KEY_COLUMNS =
   'k.key_id, a.username, k.label, k.display_prefix, k.created_at, k.last_used_at, k.revoked_at';
+const STAMP_KEY = 'UPDATE api_keys SET last_used_at = ? WHERE key_id = ?';
 
 export class SqliteStore implements Store {
   readonly engine = 'sqlite';
@@ -93,7 +103,7 @@ export class SqliteStore implements Store {
   readonly #dataVersion: StatementSync;
   #seenDataVersion: unknown = undefined;
   readonly #busyTimeoutMs: number;
-  readonly #writes: WriteQueue<QueuedUpdate>;
+  readonly #writes: WriteQueue<QueuedBatchWrite>;
 
   constructor(options: SqliteStoreOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
@@ -270,9 +280,13 @@ export class SqliteStore implements Store {
   }
 
   /** One transaction for the whole batch; throws (rolled back, nobody answered) when it cannot be committed. */
-  readonly #commitBatch = (batch: readonly QueuedUpdate[]): void => {
+  readonly #commitBatch = (batch: readonly QueuedBatchWrite[]): void => {
     const outcomes = this.#transaction(() =>
       batch.map((write) => {
+        if ('keyId' in write) {
+          this.#statement(STAMP_KEY).run(write.usedAt, write.keyId);
+          return undefined;
+        }
         try {
           return this.#updateAccount(write.accountId, write.column, write.value);
         } catch (error) {
@@ -284,12 +298,14 @@ export class SqliteStore implements Store {
     );
     // Only now that the batch is committed may the cache hold its rows.
     for (const [index, write] of batch.entries()) {
-      const outcome = outcomes[index]!;
-      if (outcome instanceof DomainError) {
+      const outcome = outcomes[index];
+      if ('keyId' in write) {
+        write.succeed();
+      } else if (outcome instanceof DomainError) {
         write.fail(outcome);
       } else {
-        this.#credentials.accountChanged(outcome);
-        write.succeed(outcome);
+        this.#credentials.accountChanged(outcome!);
+        write.succeed(outcome!);
       }
     }
   };
@@ -372,9 +388,16 @@ export class SqliteStore implements Store {
     });
   }
 
+  /**
+   * Queued with the account updates and committed in their next batch (a batch of its own when there is none), so a
+   * request never writes it itself. The promise settles when the stamp is committed, or as soon as the database is found
+   * locked by another connection: the stamp then waits in the queue like any write, and is dropped silently if the lock
+   * outlasts busyTimeoutMs (the key's next use past the touch interval stamps it again).
+   */
   touchKey(keyId: string, usedAt: Date): Promise<void> {
-    return this.#run(() => {
-      this.#statement('UPDATE api_keys SET last_used_at = ? WHERE key_id = ?').run(usedAt.toISOString(), keyId);
+    return new Promise((succeed, fail) => {
+      this.#writes.add({ keyId, usedAt: usedAt.toISOString(), deadline: 0, succeed, fail, locked: succeed });
+      if (this.#writes.waitingForLock) succeed();
     });
   }
 
@@ -384,9 +407,9 @@ export class SqliteStore implements Store {
     });
   }
 
-  close(): Promise<void> {
-    return this.#run(() => {
-      if (this.#db.isOpen) this.#db.close();
-    });
+  async close(): Promise<void> {
+    // A stamp's caller may not be waiting for it: whatever is still queued is written (or given up on) before closing.
+    await this.#writes.drained();
+    if (this.#db.isOpen) this.#db.close();
   }
 }

@@ -288,6 +288,46 @@ describe('SQLite store: a lock held by another connection', () => {
       lock.release();
     }
   });
+
+  test("a key's last-used stamp never keeps its caller waiting for the lock, and is written once it is released", async () => {
+    const { path, store } = await storeWithAccounts(1, 10_000);
+    const key = issueKey('live');
+    await store.createKey('u0', { keyId: key.keyId, hash: key.hash, displayPrefix: key.displayPrefix, label: null });
+    const lastUsed = () => {
+      const db = new DatabaseSync(path, { readOnly: true });
+      try {
+        return (db.prepare('SELECT last_used_at FROM api_keys WHERE key_id = ?').get(key.keyId) as { last_used_at: string | null }).last_used_at;
+      } finally {
+        db.close();
+      }
+    };
+    const usedAt = new Date('2031-02-03T04:05:06.789Z');
+    const lock = holdWriteLock(path);
+    try {
+      await store.touchKey(key.keyId, usedAt);
+      assert.ok(lock.held, 'touchKey waited for the lock to be released');
+      // A second stamp while the first waits is answered at once too.
+      await store.touchKey(key.keyId, usedAt);
+      assert.equal(lastUsed(), null, 'test setup: the stamp was written while the lock was held');
+    } finally {
+      lock.release();
+    }
+    // Closing writes what is still queued: a stamp answered early is not lost on a clean stop.
+    await store.close();
+    assert.equal(lastUsed(), usedAt.toISOString(), 'the stamp was never written after the lock was released');
+  });
+
+  test('an update and the stamps queued with it are committed in one transaction', async () => {
+    const { path, store, ids } = await storeWithAccounts(1, 10_000);
+    const keys = [issueKey('live'), issueKey('live')];
+    for (const key of keys) await store.createKey('u0', { keyId: key.keyId, hash: key.hash, displayPrefix: key.displayPrefix, label: null });
+    const before = commitsInWal(path);
+    const usedAt = new Date();
+    await Promise.all([...keys.map((key) => store.touchKey(key.keyId, usedAt)), store.updateName(ids[0]!, 'after')]);
+    assert.equal(commitsInWal(path) - before, 1, 'two stamps and an update asked for together were not committed together');
+    const listed = await store.listKeys('u0');
+    assert.deepEqual(listed.map((key) => key.lastUsedAt), [usedAt.toISOString(), usedAt.toISOString()]);
+  });
 });
 
 describe('retryWhileLocked', () => {
