@@ -97,6 +97,11 @@ export interface Store {
   listKeys(username: string): Promise<ApiKeyRecord[]>;
   revokeKey(keyId: string): Promise<ApiKeyRecord>;
   findCredential(keyId: string): Promise<Credential | null>;
+  /**
+   * Records a key's last use. Callers need not await it: a missed stamp must fail nothing, so a caller that does not wait
+   * catches the rejection and logs it. SQLite queues it for its next write batch and never makes it wait for a lock;
+   * PostgreSQL writes it at once.
+   */
   touchKey(keyId: string, usedAt: Date): Promise<void>;
 
   ping(): Promise<void>;

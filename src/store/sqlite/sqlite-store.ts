@@ -10,6 +10,9 @@ import { CredentialCache } from '../credential-cache.ts';
 import { assertEnvironment, environmentUnrecorded } from '../deployment.ts';
 import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
 import { readEnvironment, recordEnvironment } from './deployment.ts';
+import { retryWhileLocked } from './lock-wait.ts';
+import { isBusy, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
+import { WriteQueue, type QueuedWrite } from './write-queue.ts';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
@@ -18,6 +21,7 @@ export interface SqliteStoreOptions {
   readonly environment: KeyEnvironment;
   /** FULL survives power loss; NORMAL survives a process crash only. */
   readonly synchronous: 'full' | 'normal';
+  /** How long a statement waits for a lock another connection holds, on timers (see lock-wait.ts), before store_busy. */
   readonly busyTimeoutMs: number;
   /** Credentials kept in memory between requests (0: none); see credential-cache.ts for why this is never stale. */
   readonly credentialCacheSize?: number;
@@ -25,17 +29,22 @@ export interface SqliteStoreOptions {
 
 type Row = Record<string, unknown>;
 
-interface QueuedUpdate {
+/** POST /user, POST /settings: the caller is answered with the row once its batch is committed. */
+interface QueuedUpdate extends QueuedWrite {
   readonly accountId: number;
   readonly column: 'name' | 'timezone';
   readonly value: string;
-  done(error: unknown, account?: Account): void;
+  succeed(account: Account): void;
 }
 
-const SQLITE_BUSY = 5;
-const SQLITE_LOCKED = 6;
-const SQLITE_CONSTRAINT_UNIQUE = 2067;
-const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
+/** A key's last-used time: written with the next batch, and never worth a caller's wait for a lock. */
+interface QueuedStamp extends QueuedWrite {
+  readonly keyId: string;
+  readonly usedAt: string;
+  succeed(): void;
+}
+
+type QueuedBatchWrite = QueuedUpdate | QueuedStamp;
 
 function toAccount(row: Row): Account {
   return {
@@ -60,18 +69,6 @@ function toKey(row: Row): ApiKeyRecord {
   };
 }
 
-/** Turns engine errors into domain errors, so no caller ever sees SQLite's vocabulary. */
-function translate(error: unknown): unknown {
-  if (error instanceof DomainError) return error;
-  const errcode = (error as { errcode?: number }).errcode;
-  if (errcode === undefined) return error;
-  const primary = errcode & 0xff;
-  if (primary === SQLITE_BUSY || primary === SQLITE_LOCKED) {
-    return new DomainError('unavailable', 'store_busy', 'The database is busy; try again shortly.', { cause: error });
-  }
-  return error;
-}
-
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
@@ -86,8 +83,7 @@ export function enableWal(db: Pick<DatabaseSync, 'exec'>, busyTimeoutMs: number,
       db.exec('PRAGMA journal_mode = WAL');
       return;
     } catch (error) {
-      const errcode = (error as { errcode?: number }).errcode;
-      if (errcode === undefined || (errcode & 0xff) !== SQLITE_BUSY || now() >= deadline) throw error;
+      if (!isBusy(error) || now() >= deadline) throw error;
       Atomics.wait(pause, 0, 0, Math.min(50, 2 ** attempt));
     }
   }
@@ -101,6 +97,7 @@ const UPDATE_ACCOUNT = {
 } as const;
 const KEY_COLUMNS =
   'k.key_id, a.username, k.label, k.display_prefix, k.created_at, k.last_used_at, k.revoked_at';
+const STAMP_KEY = 'UPDATE api_keys SET last_used_at = ? WHERE key_id = ?';
 
 export class SqliteStore implements Store {
   readonly engine = 'sqlite';
@@ -111,11 +108,13 @@ export class SqliteStore implements Store {
   readonly #credentials: CredentialCache;
   readonly #dataVersion: StatementSync;
   #seenDataVersion: unknown = undefined;
-  #queued: QueuedUpdate[] = [];
+  readonly #busyTimeoutMs: number;
+  readonly #writes: WriteQueue<QueuedBatchWrite>;
 
   constructor(options: SqliteStoreOptions) {
     this.environment = options.environment;
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    // Opening (start-up, or a CLI command) may wait for locks inside SQLite; from the last line on, nothing does.
     this.#db = new DatabaseSync(options.path, { enableForeignKeyConstraints: true, timeout: options.busyTimeoutMs });
     enableWal(this.#db, options.busyTimeoutMs);
     this.#db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
@@ -124,6 +123,11 @@ export class SqliteStore implements Store {
     // Changes when any other connection (another worker, the CLI, a person with sqlite3) commits; never for our own.
     this.#dataVersion = this.#db.prepare('PRAGMA data_version');
     this.#dataVersion.setReturnArrays(true);
+    this.#busyTimeoutMs = options.busyTimeoutMs;
+    this.#writes = new WriteQueue(options.busyTimeoutMs, this.#commitBatch);
+    // SQLite's busy handler sleeps on the calling thread, which here is the event loop: a locked database now answers
+    // SQLITE_BUSY at once, and #run and the write queue wait for it on timers, up to busyTimeoutMs.
+    this.#db.exec('PRAGMA busy_timeout = 0');
   }
 
   /** Forgets every cached credential if another connection has committed since the last look. */
@@ -149,6 +153,8 @@ export class SqliteStore implements Store {
     try {
       return Promise.resolve(work());
     } catch (error) {
+      // Locked by another connection: reads in WAL mode almost never are, writes outside the batch (the CLI's) may be.
+      if (isBusy(error)) return retryWhileLocked(work, this.#busyTimeoutMs);
       return Promise.reject(translate(error));
     }
   }
@@ -307,55 +313,45 @@ export class SqliteStore implements Store {
   }
 
   updateName(accountId: number, name: string): Promise<Account> {
-    return this.#queueUpdate({ accountId, column: 'name', value: name });
+    return this.#queueUpdate(accountId, 'name', name);
   }
 
   updateTimezone(accountId: number, timezone: string): Promise<Account> {
-    return this.#queueUpdate({ accountId, column: 'timezone', value: timezone });
+    return this.#queueUpdate(accountId, 'timezone', timezone);
   }
 
-  /**
-   * Group commit: the updates asked for during one turn of the event loop are written in one transaction, so one fsync
-   * (synchronous=FULL) makes a whole batch durable instead of one each. Every caller is answered only after COMMIT has
-   * returned, so nothing acknowledged can be lost. While one COMMIT waits for the disk the event loop is blocked and the
-   * next requests queue up in the kernel: the busier the server, the larger the batches.
-   */
-  #queueUpdate(update: Omit<QueuedUpdate, 'done'>): Promise<Account> {
-    return new Promise((resolve, reject) => {
-      this.#queued.push({ ...update, done: (error, account) => (error === null ? resolve(account!) : reject(error)) });
-      if (this.#queued.length === 1) setImmediate(this.#writeQueued);
-    });
+  /** Group commit (write-queue.ts): answered once the batch holding this update is committed. */
+  #queueUpdate(accountId: number, column: 'name' | 'timezone', value: string): Promise<Account> {
+    return new Promise((succeed, fail) => this.#writes.add({ accountId, column, value, deadline: 0, succeed, fail }));
   }
 
-  readonly #writeQueued = (): void => {
-    const batch = this.#queued;
-    this.#queued = [];
-    const outcomes: (Account | DomainError)[] = [];
-    try {
-      this.#transaction(() => {
-        for (const update of batch) {
-          try {
-            outcomes.push(this.#updateAccount(update.accountId, update.column, update.value));
-          } catch (error) {
-            // A deleted account fails its own update only; anything from the engine fails the batch (rolled back).
-            if (!(error instanceof DomainError)) throw error;
-            outcomes.push(error);
-          }
+  /** One transaction for the whole batch; throws (rolled back, nobody answered) when it cannot be committed. */
+  readonly #commitBatch = (batch: readonly QueuedBatchWrite[]): void => {
+    const outcomes = this.#transaction(() =>
+      batch.map((write) => {
+        if ('keyId' in write) {
+          this.#statement(STAMP_KEY).run(write.usedAt, write.keyId);
+          return undefined;
         }
-      });
-    } catch (error) {
-      const failure = translate(error);
-      for (const update of batch) update.done(failure);
-      return;
-    }
+        try {
+          return this.#updateAccount(write.accountId, write.column, write.value);
+        } catch (error) {
+          // A deleted account fails its own update only; anything from the engine fails the batch (rolled back).
+          if (!(error instanceof DomainError)) throw error;
+          return error;
+        }
+      }),
+    );
     // Only now that the batch is committed may the cache hold its rows.
-    for (const [index, update] of batch.entries()) {
-      const outcome = outcomes[index]!;
-      if (outcome instanceof DomainError) {
-        update.done(outcome);
+    for (const [index, write] of batch.entries()) {
+      const outcome = outcomes[index];
+      if ('keyId' in write) {
+        write.succeed();
+      } else if (outcome instanceof DomainError) {
+        write.fail(outcome);
       } else {
-        this.#credentials.accountChanged(outcome);
-        update.done(null, outcome);
+        this.#credentials.accountChanged(outcome!);
+        write.succeed(outcome!);
       }
     }
   };
@@ -442,9 +438,16 @@ export class SqliteStore implements Store {
     });
   }
 
+  /**
+   * Queued with the account updates and committed in their next batch (a batch of its own when there is none), so a
+   * request never writes it itself. The promise settles when the stamp is committed, or as soon as the database is found
+   * locked by another connection: the stamp then waits in the queue like any write, and is dropped silently if the lock
+   * outlasts busyTimeoutMs (the key's next use past the touch interval stamps it again).
+   */
   touchKey(keyId: string, usedAt: Date): Promise<void> {
-    return this.#run(() => {
-      this.#statement('UPDATE api_keys SET last_used_at = ? WHERE key_id = ?').run(usedAt.toISOString(), keyId);
+    return new Promise((succeed, fail) => {
+      this.#writes.add({ keyId, usedAt: usedAt.toISOString(), deadline: 0, succeed, fail, locked: succeed });
+      if (this.#writes.waitingForLock) succeed();
     });
   }
 
@@ -454,9 +457,9 @@ export class SqliteStore implements Store {
     });
   }
 
-  close(): Promise<void> {
-    return this.#run(() => {
-      if (this.#db.isOpen) this.#db.close();
-    });
+  async close(): Promise<void> {
+    // A stamp's caller may not be waiting for it: whatever is still queued is written (or given up on) before closing.
+    await this.#writes.drained();
+    if (this.#db.isOpen) this.#db.close();
   }
 }
