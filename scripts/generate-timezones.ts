@@ -1,7 +1,8 @@
-// Regenerates src/domain/timezones.json, the committed list of accepted IANA zone names, from a tzdb zone.tab,
-// plus the old names tzdb keeps as links (from the tzdata.zi beside it) so suggestions can map them to current ones.
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+// Regenerates src/domain/timezones.json, the committed list of accepted IANA zone names, from one zoneinfo directory:
+// zone.tab for the list, and tzdata.zi beside it for the release and the old names tzdb keeps as links.
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -20,23 +21,34 @@ const ACCEPTED_AREAS: ReadonlySet<string> = new Set([
   'Pacific',
 ]);
 
-const DEFAULT_ZONE_TAB = '/usr/share/zoneinfo/zone.tab';
+const DEFAULT_ZONEINFO = '/usr/share/zoneinfo';
 // Resolved against the script, not the working directory, so the default lands in the repository from anywhere.
 const DEFAULT_OUT = fileURLToPath(new URL('../src/domain/timezones.json', import.meta.url));
 const TZDATA_RELEASE = /^\d{4}[a-z]+$/;
 
 const USAGE =
-  'usage: node scripts/generate-timezones.ts [--zone-tab /usr/share/zoneinfo/zone.tab] [--version 2025b] [--out src/domain/timezones.json]';
+  'usage: node scripts/generate-timezones.ts [--zoneinfo /usr/share/zoneinfo] [--version 2026f] [--out src/domain/timezones.json]\n' +
+  '  --version only checks: the release always comes from the first line of tzdata.zi, and a different one is refused';
 
 interface GeneratorOptions {
-  readonly zoneTab: string;
-  readonly version: string | undefined;
+  readonly zoneinfo: string;
+  /** The release the caller expects; never recorded unless tzdata.zi says the same. */
+  readonly expectedRelease: string | undefined;
   readonly out: string;
+}
+
+/** One tzdata file as read, with the digest that lets anyone check a later regeneration read the same bytes. */
+interface SourceFile {
+  readonly name: string;
+  readonly path: string;
+  readonly text: string;
+  readonly sha256: string;
 }
 
 interface TimezoneFile {
   readonly tzdata: string;
-  readonly source: string;
+  /** Each file read, by name, with the SHA-256 of its bytes. */
+  readonly sources: Readonly<Record<string, string>>;
   readonly zones: readonly string[];
   /** Link name -> the listed zone it stands for, keys in code-point order. */
   readonly aliases: Readonly<Record<string, string>>;
@@ -49,44 +61,45 @@ function readOptions(argv: readonly string[]): GeneratorOptions {
     const { values } = parseArgs({
       args: [...argv],
       options: {
-        'zone-tab': { type: 'string', default: DEFAULT_ZONE_TAB },
+        'zoneinfo': { type: 'string', default: DEFAULT_ZONEINFO },
         version: { type: 'string' },
         out: { type: 'string', default: DEFAULT_OUT },
       },
       strict: true,
       allowPositionals: false,
     });
-    return { zoneTab: resolve(values['zone-tab']), version: values.version, out: resolve(values.out) };
+    return { zoneinfo: resolve(values.zoneinfo), expectedRelease: values.version, out: resolve(values.out) };
   } catch (error) {
     throw new GeneratorError(`${(error as Error).message}\n${USAGE}`);
   }
 }
 
-function readText(path: string, what: string): string {
+function readSource(directory: string, name: string): SourceFile {
+  const path = join(directory, name);
+  let bytes: Buffer;
   try {
-    return readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (error) {
-    throw new GeneratorError(`cannot read ${what} at ${path}: ${(error as Error).message}`);
+    throw new GeneratorError(`cannot read ${name} at ${path}: ${(error as Error).message}`);
   }
+  return { name, path, text: bytes.toString('utf8'), sha256: createHash('sha256').update(bytes).digest('hex') };
 }
 
-// The release is part of the data: the API reports it, so it must never be guessed.
-function tzdataRelease(explicit: string | undefined, tzdataZi: string, tzdataText: string | undefined, zoneTab: string): string {
-  if (explicit !== undefined) {
-    if (!TZDATA_RELEASE.test(explicit)) {
-      throw new GeneratorError(`--version must look like a tzdata release such as 2025b, got ${JSON.stringify(explicit)}`);
-    }
-    return explicit;
+// The release is part of the data: the API reports it and the ETag carries it, so it comes from the files read,
+// never from a flag alone. A flag that disagrees means the caller is looking at other files than they think.
+function tzdataRelease(tzdataZi: SourceFile, expected: string | undefined): string {
+  if (expected !== undefined && !TZDATA_RELEASE.test(expected)) {
+    throw new GeneratorError(`--version must look like a tzdata release such as 2026f, got ${JSON.stringify(expected)}`);
   }
-  if (tzdataText === undefined) {
-    throw new GeneratorError(`no --version given and no tzdata.zi beside ${zoneTab} to read the release from; pass --version 2025b`);
-  }
-  const firstLine = tzdataText.split('\n', 1)[0] ?? '';
+  const firstLine = tzdataZi.text.split('\n', 1)[0] ?? '';
   const release = /^#\s*version\s+(\S+)\s*$/.exec(firstLine)?.[1];
   if (release === undefined || !TZDATA_RELEASE.test(release)) {
     throw new GeneratorError(
-      `no --version given and the first line of ${tzdataZi} is not "# version <release>" (found ${JSON.stringify(firstLine)}); pass --version 2025b`,
+      `the first line of ${tzdataZi.path} is not "# version <release>" (found ${JSON.stringify(firstLine)}), so the release is unknown`,
     );
+  }
+  if (expected !== undefined && expected !== release) {
+    throw new GeneratorError(`--version says ${expected} but ${tzdataZi.path} is tzdata ${release}; refusing to record either`);
   }
   return release;
 }
@@ -176,25 +189,25 @@ function writeJsonAtomically(path: string, value: TimezoneFile): void {
   }
 }
 
-function generateTimezones(options: GeneratorOptions): TimezoneFile {
-  // zone.tab first: a wrong path should be reported as such, not as a missing tzdata.zi beside it.
-  const zones = zonesFromZoneTab(readText(options.zoneTab, 'zone.tab'), options.zoneTab);
-  const tzdataZi = join(dirname(options.zoneTab), 'tzdata.zi');
-  // Optional once --version is given: without it there are simply no aliases to offer.
-  const tzdataText = existsSync(tzdataZi) ? readText(tzdataZi, 'tzdata.zi') : undefined;
-  const tzdata = tzdataRelease(options.version, tzdataZi, tzdataText, options.zoneTab);
-  const aliases = tzdataText === undefined ? {} : aliasesFor(zones, linksFromTzdataZi(tzdataText, tzdataZi), tzdataZi);
-  const file: TimezoneFile = { tzdata, source: basename(options.zoneTab), zones, aliases };
+function generateTimezones(options: GeneratorOptions): { file: TimezoneFile; read: readonly SourceFile[] } {
+  // zone.tab first: a wrong directory should be reported as a missing zone.tab, the file people know.
+  const zoneTab = readSource(options.zoneinfo, 'zone.tab');
+  const tzdataZi = readSource(options.zoneinfo, 'tzdata.zi');
+  const tzdata = tzdataRelease(tzdataZi, options.expectedRelease);
+  const zones = zonesFromZoneTab(zoneTab.text, zoneTab.path);
+  const aliases = aliasesFor(zones, linksFromTzdataZi(tzdataZi.text, tzdataZi.path), tzdataZi.path);
+  const read = [tzdataZi, zoneTab];
+  const sources = Object.fromEntries(read.map((source) => [source.name, `sha256:${source.sha256}`]));
+  const file: TimezoneFile = { tzdata, sources, zones, aliases };
   writeJsonAtomically(options.out, file);
-  return file;
+  return { file, read };
 }
 
 try {
   const options = readOptions(process.argv.slice(2));
-  const file = generateTimezones(options);
-  console.log(
-    `wrote ${file.zones.length} zones and ${Object.keys(file.aliases).length} aliases (tzdata ${file.tzdata}) to ${options.out}`,
-  );
+  const { file, read } = generateTimezones(options);
+  console.log(`read tzdata ${file.tzdata} from ${read.map((source) => source.path).join(', ')}`);
+  console.log(`wrote ${file.zones.length} zones and ${Object.keys(file.aliases).length} aliases to ${options.out}`);
 } catch (error) {
   const message = error instanceof GeneratorError ? error.message : String((error as Error).stack ?? error);
   console.error(`generate-timezones: ${message}`);

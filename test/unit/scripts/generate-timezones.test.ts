@@ -1,6 +1,7 @@
 // Protects the generator of src/domain/timezones.json: what it reads, what it writes, and when it refuses.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,19 +33,23 @@ describe('scripts/generate-timezones.ts', () => {
     }
   }
 
+  function sha256(text: string): string {
+    return `sha256:${createHash('sha256').update(text).digest('hex')}`;
+  }
+
   function runGenerator(args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
     const result = spawnSync(process.execPath, [GENERATOR, ...args], { encoding: 'utf8' });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   }
 
-  test('writes the sorted, de-duplicated regional zones plus UTC, with the release from tzdata.zi', () => {
+  test('writes the sorted, de-duplicated regional zones plus UTC, the release from tzdata.zi and the files read', () => {
     withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
       const out = join(directory, 'timezones.json');
-      writeFileSync(zoneTab, ZONE_TAB);
-      writeFileSync(join(directory, 'tzdata.zi'), '# version 2099z\n# ddeps zone.tab\nR x 1 2 - Ja 1 0 0 -\n');
+      const tzdataZi = '# version 2099z\n# ddeps zone.tab\nR x 1 2 - Ja 1 0 0 -\n';
+      writeFileSync(join(directory, 'zone.tab'), ZONE_TAB);
+      writeFileSync(join(directory, 'tzdata.zi'), tzdataZi);
 
-      const result = runGenerator(['--zone-tab', zoneTab, '--out', out]);
+      const result = runGenerator(['--zoneinfo', directory, '--out', out]);
 
       assert.equal(result.status, 0, `generator failed: ${result.stderr}`);
       assert.equal(
@@ -52,7 +57,10 @@ describe('scripts/generate-timezones.ts', () => {
         [
           '{',
           '  "tzdata": "2099z",',
-          '  "source": "zone.tab",',
+          '  "sources": {',
+          `    "tzdata.zi": "${sha256(tzdataZi)}",`,
+          `    "zone.tab": "${sha256(ZONE_TAB)}"`,
+          '  },',
           '  "zones": [',
           '    "America/Argentina/Buenos_Aires",',
           '    "Antarctica/McMurdo",',
@@ -65,14 +73,14 @@ describe('scripts/generate-timezones.ts', () => {
           '',
         ].join('\n'),
       );
+      assert.match(result.stdout, /read tzdata 2099z from .*tzdata\.zi, .*zone\.tab/);
     });
   });
 
   test('writes the links of tzdata.zi as aliases, resolving chains and dropping unlisted targets', () => {
     withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
       const out = join(directory, 'timezones.json');
-      writeFileSync(zoneTab, ZONE_TAB);
+      writeFileSync(join(directory, 'zone.tab'), ZONE_TAB);
       writeFileSync(
         join(directory, 'tzdata.zi'),
         [
@@ -97,7 +105,7 @@ describe('scripts/generate-timezones.ts', () => {
         ].join('\n'),
       );
 
-      const result = runGenerator(['--zone-tab', zoneTab, '--out', out]);
+      const result = runGenerator(['--zoneinfo', directory, '--out', out]);
 
       assert.equal(result.status, 0, `generator failed: ${result.stderr}`);
       const written = JSON.parse(readFileSync(out, 'utf8'));
@@ -114,12 +122,11 @@ describe('scripts/generate-timezones.ts', () => {
 
   test('fails with a clear message when links form a cycle', () => {
     withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
       const out = join(directory, 'timezones.json');
-      writeFileSync(zoneTab, ZONE_TAB);
+      writeFileSync(join(directory, 'zone.tab'), ZONE_TAB);
       writeFileSync(join(directory, 'tzdata.zi'), '# version 2099z\nL Europe/A Europe/B\nL Europe/B Europe/A\n');
 
-      const result = runGenerator(['--zone-tab', zoneTab, '--out', out]);
+      const result = runGenerator(['--zoneinfo', directory, '--out', out]);
 
       assert.notEqual(result.status, 0, 'generator should fail on a link cycle');
       assert.match(result.stderr, /cycle/);
@@ -127,52 +134,63 @@ describe('scripts/generate-timezones.ts', () => {
     });
   });
 
-  test('writes no aliases when there is no tzdata.zi and --version is given', () => {
+  test('refuses a --version that disagrees with tzdata.zi, and writes nothing', () => {
     withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
       const out = join(directory, 'timezones.json');
-      writeFileSync(zoneTab, ZONE_TAB);
-
-      const result = runGenerator(['--zone-tab', zoneTab, '--out', out, '--version', '2001a']);
-
-      assert.equal(result.status, 0, `generator failed: ${result.stderr}`);
-      assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')).aliases, {});
-    });
-  });
-
-  test('prefers --version over tzdata.zi', () => {
-    withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
-      const out = join(directory, 'timezones.json');
-      writeFileSync(zoneTab, ZONE_TAB);
+      writeFileSync(join(directory, 'zone.tab'), ZONE_TAB);
       writeFileSync(join(directory, 'tzdata.zi'), '# version 2099z\n');
 
-      const result = runGenerator(['--zone-tab', zoneTab, '--out', out, '--version', '2001a']);
+      const result = runGenerator(['--zoneinfo', directory, '--out', out, '--version', '2001a']);
 
-      assert.equal(result.status, 0, `generator failed: ${result.stderr}`);
-      assert.equal(JSON.parse(readFileSync(out, 'utf8')).tzdata, '2001a');
+      assert.notEqual(result.status, 0, 'generator should refuse a release the files do not carry');
+      assert.match(result.stderr, /--version says 2001a but .*tzdata\.zi is tzdata 2099z/);
+      assert.throws(() => readFileSync(out), { code: 'ENOENT' });
     });
   });
 
-  test('fails with a clear message when no release can be found, and writes nothing', () => {
+  test('accepts a --version that agrees with tzdata.zi', () => {
     withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
       const out = join(directory, 'timezones.json');
-      writeFileSync(zoneTab, ZONE_TAB);
+      writeFileSync(join(directory, 'zone.tab'), ZONE_TAB);
+      writeFileSync(join(directory, 'tzdata.zi'), '# version 2099z\n');
 
-      const result = runGenerator(['--zone-tab', zoneTab, '--out', out]);
+      const result = runGenerator(['--zoneinfo', directory, '--out', out, '--version', '2099z']);
+
+      assert.equal(result.status, 0, `generator failed: ${result.stderr}`);
+      assert.equal(JSON.parse(readFileSync(out, 'utf8')).tzdata, '2099z');
+    });
+  });
+
+  test('refuses, even with --version, when there is no tzdata.zi to read the release from', () => {
+    withTemporaryDirectory((directory) => {
+      const out = join(directory, 'timezones.json');
+      writeFileSync(join(directory, 'zone.tab'), ZONE_TAB);
+
+      const result = runGenerator(['--zoneinfo', directory, '--out', out, '--version', '2099z']);
+
+      assert.notEqual(result.status, 0, 'generator should fail without tzdata.zi');
+      assert.match(result.stderr, /cannot read tzdata\.zi/);
+      assert.throws(() => readFileSync(out), { code: 'ENOENT' });
+    });
+  });
+
+  test('refuses a tzdata.zi whose first line names no release, and writes nothing', () => {
+    withTemporaryDirectory((directory) => {
+      const out = join(directory, 'timezones.json');
+      writeFileSync(join(directory, 'zone.tab'), ZONE_TAB);
+      writeFileSync(join(directory, 'tzdata.zi'), '# ddeps zone.tab\n# version 2099z\n');
+
+      const result = runGenerator(['--zoneinfo', directory, '--out', out]);
 
       assert.notEqual(result.status, 0, 'generator should fail without a release');
-      assert.match(result.stderr, /--version/);
+      assert.match(result.stderr, /is not "# version <release>"/);
       assert.throws(() => readFileSync(out), { code: 'ENOENT' });
     });
   });
 
   test('fails with a clear message when the zone.tab is missing', () => {
     withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
-
-      const result = runGenerator(['--zone-tab', zoneTab, '--version', '2099z', '--out', join(directory, 'out.json')]);
+      const result = runGenerator(['--zoneinfo', directory, '--out', join(directory, 'out.json')]);
 
       assert.notEqual(result.status, 0, 'generator should fail on a missing zone.tab');
       assert.match(result.stderr, /cannot read zone\.tab/);
