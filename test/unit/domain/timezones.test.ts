@@ -75,6 +75,13 @@ describe('the committed time zone list', () => {
     assert.equal(aliases['Etc/UTC'], 'UTC');
   });
 
+  test('maps an old name to the zone.tab entry of its own place, not the zone it was merged into', () => {
+    const aliases: Readonly<Record<string, string>> = committed.aliases;
+    assert.equal(aliases['Iceland'], 'Atlantic/Reykjavik', 'Iceland must not be sent to Africa/Abidjan');
+    assert.equal(aliases['Pacific/Truk'], 'Pacific/Chuuk', 'Pacific/Truk must not be sent to Pacific/Port_Moresby');
+    assert.equal(aliases['Pacific/Yap'], 'Pacific/Chuuk', 'Pacific/Yap must not be sent to Pacific/Port_Moresby');
+  });
+
   test('cannot be changed through the catalog', () => {
     assert.throws(() => (catalog.zones as string[]).push('Mars/Olympus_Mons'), TypeError);
   });
@@ -127,6 +134,11 @@ describe('TimezoneCatalog.suggest', () => {
       ['US/Pacific', 'America/Los_Angeles'],
       ['america/buenos_aires', 'America/Argentina/Buenos_Aires'],
       ['Etc/UTC', 'UTC'],
+      ['Iceland', 'Atlantic/Reykjavik'],
+      ['iceland', 'Atlantic/Reykjavik'],
+      ['Pacific/Truk', 'Pacific/Chuuk'],
+      ['Pacific/Yap', 'Pacific/Chuuk'],
+      ['Pacific/Ponape', 'Pacific/Pohnpei'],
     ];
     for (const [old, current] of renames) {
       assert.deepEqual(catalog.suggest(old), [current], `${old} should suggest only ${current}`);
@@ -134,7 +146,7 @@ describe('TimezoneCatalog.suggest', () => {
   });
 
   test('still rejects the old names themselves', () => {
-    for (const old of ['Europe/Kiev', 'Asia/Calcutta', 'US/Pacific', 'America/Buenos_Aires']) {
+    for (const old of ['Europe/Kiev', 'Asia/Calcutta', 'US/Pacific', 'America/Buenos_Aires', 'Iceland', 'Pacific/Truk']) {
       assert.equal(catalog.has(old), false, `${old} should not be accepted`);
     }
   });
