@@ -302,7 +302,8 @@ describe('scripts/generate-timezones.ts', () => {
   });
 
   test('refuses a --version that disagrees with tzdata.zi', () => {
-    refused(generate({ 'tzdata.zi': '# version 2099z\n' }, ['--version', '2001a']), /--version says 2001a but .*tzdata\.zi is tzdata 2099z/);
+    const run = generate({ 'tzdata.zi': '# version 2099z\n' }, ['--version', '2001a']);
+    refused(run, /--version says 2001a but .*tzdata\.zi is tzdata 2099z/);
   });
 
   test('accepts a --version that agrees with tzdata.zi', () => {
