@@ -2,7 +2,7 @@
 import data from './timezones.json' with { type: 'json' };
 
 export interface TimezoneCatalog {
-  /** The tzdata release the list was generated from, such as 2025b. */
+  /** The tzdata release the list was generated from, such as 2026f, read from tzdata.zi by the generator. */
   readonly tzdata: string;
   readonly zones: readonly string[];
   /** Exact and case-sensitive: `Europe/Paris` is a zone, `europe/paris` is a request to correct. */

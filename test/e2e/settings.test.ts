@@ -140,6 +140,19 @@ test('POST /settings with europe/kyiv answers 400 invalid_timezone suggesting Eu
   assert.ok(message.message.includes('Europe/Kyiv'), `the message does not suggest Europe/Kyiv: ${message.message}`);
 });
 
+test('POST /settings with an old name suggests the zone of the same place: Iceland -> Atlantic/Reykjavik', async () => {
+  const account = await createAccount(workspace, 'oldnames');
+  const places: readonly (readonly [string, string])[] = [
+    ['Iceland', 'Atlantic/Reykjavik'],
+    ['Pacific/Truk', 'Pacific/Chuuk'],
+    ['Europe/Kiev', 'Europe/Kyiv'],
+  ];
+  for (const [old, place] of places) {
+    const message = assertInvalid(await postSettings(account, { form: { timezone: old } }), 'invalid_timezone', 'timezone', old);
+    assert.match(message.message, new RegExp(`Did you mean ${place}\\?$`), `${old} should suggest only ${place}: ${message.message}`);
+  }
+});
+
 test('POST /settings with a bare city Paris suggests Europe/Paris', async () => {
   const account = await createAccount(workspace, 'paris');
   const message = assertInvalid(await postSettings(account, { form: { timezone: 'Paris' } }), 'invalid_timezone', 'timezone', 'Paris');

@@ -1,16 +1,10 @@
-// Protects the committed time zone list, its generator, and the "did you mean" suggestions built on it.
+// Protects the committed time zone list and the "did you mean" suggestions built on it.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import committed from '../../../src/domain/timezones.json' with { type: 'json' };
 import { createTimezoneCatalog, levenshtein, loadTimezoneCatalog } from '../../../src/domain/timezones.ts';
 
-const GENERATOR = fileURLToPath(new URL('../../../scripts/generate-timezones.ts', import.meta.url));
 const AREAS = ['Africa', 'America', 'Antarctica', 'Arctic', 'Asia', 'Atlantic', 'Australia', 'Europe', 'Indian', 'Pacific'];
 
 describe('the committed time zone list', () => {
@@ -81,6 +75,13 @@ describe('the committed time zone list', () => {
     assert.equal(aliases['Etc/UTC'], 'UTC');
   });
 
+  test('maps an old name to the zone.tab entry of its own place, not the zone it was merged into', () => {
+    const aliases: Readonly<Record<string, string>> = committed.aliases;
+    assert.equal(aliases['Iceland'], 'Atlantic/Reykjavik', 'Iceland must not be sent to Africa/Abidjan');
+    assert.equal(aliases['Pacific/Truk'], 'Pacific/Chuuk', 'Pacific/Truk must not be sent to Pacific/Port_Moresby');
+    assert.equal(aliases['Pacific/Yap'], 'Pacific/Chuuk', 'Pacific/Yap must not be sent to Pacific/Port_Moresby');
+  });
+
   test('cannot be changed through the catalog', () => {
     assert.throws(() => (catalog.zones as string[]).push('Mars/Olympus_Mons'), TypeError);
   });
@@ -133,6 +134,11 @@ describe('TimezoneCatalog.suggest', () => {
       ['US/Pacific', 'America/Los_Angeles'],
       ['america/buenos_aires', 'America/Argentina/Buenos_Aires'],
       ['Etc/UTC', 'UTC'],
+      ['Iceland', 'Atlantic/Reykjavik'],
+      ['iceland', 'Atlantic/Reykjavik'],
+      ['Pacific/Truk', 'Pacific/Chuuk'],
+      ['Pacific/Yap', 'Pacific/Chuuk'],
+      ['Pacific/Ponape', 'Pacific/Pohnpei'],
     ];
     for (const [old, current] of renames) {
       assert.deepEqual(catalog.suggest(old), [current], `${old} should suggest only ${current}`);
@@ -140,7 +146,7 @@ describe('TimezoneCatalog.suggest', () => {
   });
 
   test('still rejects the old names themselves', () => {
-    for (const old of ['Europe/Kiev', 'Asia/Calcutta', 'US/Pacific', 'America/Buenos_Aires']) {
+    for (const old of ['Europe/Kiev', 'Asia/Calcutta', 'US/Pacific', 'America/Buenos_Aires', 'Iceland', 'Pacific/Truk']) {
       assert.equal(catalog.has(old), false, `${old} should not be accepted`);
     }
   });
@@ -242,176 +248,5 @@ describe('levenshtein', () => {
 
   test('counts an astral character as one edit', () => {
     assert.equal(levenshtein('a😀b', 'ab'), 1);
-  });
-});
-
-describe('scripts/generate-timezones.ts', () => {
-  const ZONE_TAB = [
-    '# tzdb timezone descriptions',
-    '#country-',
-    '#code\tcoordinates\tTZ\t\t\tcomments',
-    'FR\t+4852+00220\tEurope/Paris',
-    'AR\t-3436-05827\tAmerica/Argentina/Buenos_Aires\tBuenos Aires (BA, CF)',
-    'MC\t+4342+00723\tEurope/Paris\tduplicate row, as links can repeat',
-    'XX\t+0000+00000\tEtc/Foo',
-    'AQ\t-7750+16636\tAntarctica/McMurdo\tNew Zealand time - McMurdo, South Pole',
-    'DE\t+5230+01322\tEurope/Berlin\tmost of Germany',
-    '',
-  ].join('\n');
-
-  function withTemporaryDirectory(run: (directory: string) => void): void {
-    const directory = mkdtempSync(join(tmpdir(), 'account-api-tz-'));
-    try {
-      run(directory);
-    } finally {
-      rmSync(directory, { recursive: true, force: true });
-    }
-  }
-
-  function runGenerator(args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
-    const result = spawnSync(process.execPath, [GENERATOR, ...args], { encoding: 'utf8' });
-    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-  }
-
-  test('writes the sorted, de-duplicated regional zones plus UTC, with the release from tzdata.zi', () => {
-    withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
-      const out = join(directory, 'timezones.json');
-      writeFileSync(zoneTab, ZONE_TAB);
-      writeFileSync(join(directory, 'tzdata.zi'), '# version 2099z\n# ddeps zone.tab\nR x 1 2 - Ja 1 0 0 -\n');
-
-      const result = runGenerator(['--zone-tab', zoneTab, '--out', out]);
-
-      assert.equal(result.status, 0, `generator failed: ${result.stderr}`);
-      assert.equal(
-        readFileSync(out, 'utf8'),
-        [
-          '{',
-          '  "tzdata": "2099z",',
-          '  "source": "zone.tab",',
-          '  "zones": [',
-          '    "America/Argentina/Buenos_Aires",',
-          '    "Antarctica/McMurdo",',
-          '    "Europe/Berlin",',
-          '    "Europe/Paris",',
-          '    "UTC"',
-          '  ],',
-          '  "aliases": {}',
-          '}',
-          '',
-        ].join('\n'),
-      );
-    });
-  });
-
-  test('writes the links of tzdata.zi as aliases, resolving chains and dropping unlisted targets', () => {
-    withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
-      const out = join(directory, 'timezones.json');
-      writeFileSync(zoneTab, ZONE_TAB);
-      writeFileSync(
-        join(directory, 'tzdata.zi'),
-        [
-          '# version 2099z',
-          'Z Europe/Paris 0:9:21 - LMT 1891 Mar 16',
-          'Z Etc/UTC 0 - UTC',
-          'Z Asia/Tokyo 9 - JST',
-          'L Europe/Paris Europe/Monaco',
-          // A chain: Old_Monaco -> Europe/Monaco -> Europe/Paris.
-          'L Europe/Monaco Europe/Old_Monaco',
-          'L America/Argentina/Buenos_Aires America/Buenos_Aires',
-          // The list's UTC is itself a link, so Etc/UTC and the other links to it map to UTC.
-          'L Etc/UTC UTC',
-          'L Etc/UTC Zulu',
-          // Targets outside the list (and links to them) are dropped.
-          'L Asia/Tokyo Japan',
-          'L Japan Asia/Old_Japan',
-          'L Etc/GMT GMT',
-          // A link to a listed name whose own name is listed adds nothing.
-          'L Europe/Berlin Europe/Paris',
-          '',
-        ].join('\n'),
-      );
-
-      const result = runGenerator(['--zone-tab', zoneTab, '--out', out]);
-
-      assert.equal(result.status, 0, `generator failed: ${result.stderr}`);
-      const written = JSON.parse(readFileSync(out, 'utf8'));
-      assert.deepEqual(Object.entries(written.aliases), [
-        ['America/Buenos_Aires', 'America/Argentina/Buenos_Aires'],
-        ['Etc/UTC', 'UTC'],
-        ['Europe/Monaco', 'Europe/Paris'],
-        ['Europe/Old_Monaco', 'Europe/Paris'],
-        ['Zulu', 'UTC'],
-      ]);
-      assert.match(result.stdout, /5 aliases/);
-    });
-  });
-
-  test('fails with a clear message when links form a cycle', () => {
-    withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
-      const out = join(directory, 'timezones.json');
-      writeFileSync(zoneTab, ZONE_TAB);
-      writeFileSync(join(directory, 'tzdata.zi'), '# version 2099z\nL Europe/A Europe/B\nL Europe/B Europe/A\n');
-
-      const result = runGenerator(['--zone-tab', zoneTab, '--out', out]);
-
-      assert.notEqual(result.status, 0, 'generator should fail on a link cycle');
-      assert.match(result.stderr, /cycle/);
-      assert.throws(() => readFileSync(out), { code: 'ENOENT' });
-    });
-  });
-
-  test('writes no aliases when there is no tzdata.zi and --version is given', () => {
-    withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
-      const out = join(directory, 'timezones.json');
-      writeFileSync(zoneTab, ZONE_TAB);
-
-      const result = runGenerator(['--zone-tab', zoneTab, '--out', out, '--version', '2001a']);
-
-      assert.equal(result.status, 0, `generator failed: ${result.stderr}`);
-      assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')).aliases, {});
-    });
-  });
-
-  test('prefers --version over tzdata.zi', () => {
-    withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
-      const out = join(directory, 'timezones.json');
-      writeFileSync(zoneTab, ZONE_TAB);
-      writeFileSync(join(directory, 'tzdata.zi'), '# version 2099z\n');
-
-      const result = runGenerator(['--zone-tab', zoneTab, '--out', out, '--version', '2001a']);
-
-      assert.equal(result.status, 0, `generator failed: ${result.stderr}`);
-      assert.equal(JSON.parse(readFileSync(out, 'utf8')).tzdata, '2001a');
-    });
-  });
-
-  test('fails with a clear message when no release can be found, and writes nothing', () => {
-    withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
-      const out = join(directory, 'timezones.json');
-      writeFileSync(zoneTab, ZONE_TAB);
-
-      const result = runGenerator(['--zone-tab', zoneTab, '--out', out]);
-
-      assert.notEqual(result.status, 0, 'generator should fail without a release');
-      assert.match(result.stderr, /--version/);
-      assert.throws(() => readFileSync(out), { code: 'ENOENT' });
-    });
-  });
-
-  test('fails with a clear message when the zone.tab is missing', () => {
-    withTemporaryDirectory((directory) => {
-      const zoneTab = join(directory, 'zone.tab');
-
-      const result = runGenerator(['--zone-tab', zoneTab, '--version', '2099z', '--out', join(directory, 'out.json')]);
-
-      assert.notEqual(result.status, 0, 'generator should fail on a missing zone.tab');
-      assert.match(result.stderr, /cannot read zone\.tab/);
-    });
   });
 });
