@@ -271,6 +271,20 @@ function rowsNaming(name: string, places: Places): string[] {
   return [...found];
 }
 
+/**
+ * The places Debian's files cannot tell: they link to another country's zone, and no zone.tab or iso3166.tab line names
+ * them. tzdb's own `backward` file (which Debian does not ship) names each with a "#= TARGET1" note, from tzdb 2026c:
+ *   Link Africa/Abidjan    Africa/Timbuktu     #= Africa/Bamako
+ *   Link America/Puerto_Rico America/Virgin   #= America/St_Thomas
+ *   Link Europe/Berlin     Atlantic/Jan_Mayen  #= Europe/Oslo
+ * Taken only when that place is listed and keeps the same clock today, like every other place rule.
+ */
+const PLACES_FROM_BACKWARD: Readonly<Record<string, string>> = {
+  'Africa/Timbuktu': 'Africa/Bamako',
+  'America/Virgin': 'America/St_Thomas',
+  'Atlantic/Jan_Mayen': 'Europe/Oslo',
+};
+
 interface Aliases {
   readonly aliases: Record<string, string>;
   /** The aliases whose place differs from where their link leads, as `old -> place (link: target)`. */
@@ -308,7 +322,9 @@ function aliasesFor(zones: readonly string[], places: Places, tzdata: TzdataZi, 
     // A listed name before the chain's end is tzdata's own word for the place (a link to a link): keep it.
     if (chain.slice(1, -1).includes(byLink)) continue;
     const clock = tzdata.clockToday.get(last);
-    const named = rowsNaming(name, places).filter((zone) => clock !== undefined && tzdata.clockToday.get(finalZone(zone)) === clock);
+    const fromBackward = PLACES_FROM_BACKWARD[name];
+    const candidates = fromBackward !== undefined && listed.has(fromBackward) ? [fromBackward] : rowsNaming(name, places);
+    const named = candidates.filter((zone) => clock !== undefined && tzdata.clockToday.get(finalZone(zone)) === clock);
     if (named.length === 0 || named.includes(byLink)) continue;
     if (named.length > 1) {
       result.ambiguous.push(`${name} (${named.join(', ')})`);
