@@ -12,11 +12,11 @@ export interface ClientErrorOptions {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-type ConnectionError = Error & { code?: string };
+type ConnectionError = Error & { code?: string; reason?: string };
 /** The response Node's server is writing on this socket, if any (not part of Node's typed API). */
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
 
-function answerFor(code: string | undefined): { statusCode: number; message: Message } | null {
+function answerFor(code: string | undefined, reason: string | undefined): { statusCode: number; message: Message } | null {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     return {
       statusCode: 408,
@@ -30,7 +30,8 @@ function answerFor(code: string | undefined): { statusCode: number; message: Mes
     };
   }
   // A transfer coding other than chunked, or chunked not last (RFC 9112 §6.1, §6.3): a coding it does not understand.
-  if (code === 'HPE_INVALID_TRANSFER_ENCODING') {
+  // The same parser code also covers Transfer-Encoding sent with Content-Length, a smuggling attempt: that stays 400.
+  if (code === 'HPE_INVALID_TRANSFER_ENCODING' && reason?.includes('Content-Length') !== true) {
     return {
       statusCode: 501,
       message: {
@@ -85,7 +86,7 @@ export function answerClientErrors(options: ClientErrorOptions) {
   return function answerClientError(this: FastifyInstance, error: ConnectionError, socket: HttpSocket): void {
     if (socket.destroyed || handled.has(socket)) return;
     handled.add(socket);
-    const answer = answerFor(error.code);
+    const answer = answerFor(error.code, error.reason);
     if (answer === null || !socket.writable) {
       socket.destroy();
       return;

@@ -61,7 +61,7 @@ export function defineStoreContract(engineName: string, makeStore: MakeStore, sk
     });
   });
 
-  defineEnvironmentCases(engineName, makeStore);
+  defineEnvironmentCases(engineName, makeStore, skip);
 
   describe(`${engineName} store: accounts`, () => {
     test('createAccount returns ids 1 and 2 and the stored fields', async (t) => {

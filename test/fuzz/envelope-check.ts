@@ -24,7 +24,8 @@ export interface Answer {
 /** Undefined when the answer is documented; otherwise what is wrong with it. */
 export function problemWith(answer: Answer, codes: Map<number, Set<string>>): string | undefined {
   const bodiless = answer.method === 'HEAD' || answer.status === 304 || answer.status === 204;
-  if (answer.status >= 500 && answer.status !== 503) return `a ${answer.status}`;
+  // 503 (an engine, overload) and 501 (a transfer coding this server does not implement) are answers; any other 5xx a bug.
+  if (answer.status >= 500 && answer.status !== 503 && answer.status !== 501) return `a ${answer.status}`;
   if (answer.status !== 200 && answer.status !== 204 && answer.status !== 304 && !codes.has(answer.status)) {
     return `undocumented status ${answer.status}`;
   }
