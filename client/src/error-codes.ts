@@ -14,6 +14,7 @@ export type ServerErrorCode =
   | 'invalid_name'
   | 'invalid_timezone'
   | 'malformed_request'
+  | 'duplicate_header'
   | 'bad_request'
   // 401
   | 'credentials_required'

@@ -19,6 +19,7 @@ const CLIENT_CODES: Record<ServerErrorCode, true> = {
   invalid_name: true,
   invalid_timezone: true,
   malformed_request: true,
+  duplicate_header: true,
   bad_request: true,
   credentials_required: true,
   malformed_credentials: true,
