@@ -34,10 +34,10 @@ export const FAILURE_CODES = {
 export type FailureStatus = keyof typeof FAILURE_CODES;
 
 export const FAILURE_DESCRIPTIONS: Readonly<Record<FailureStatus, string>> = {
-  400: 'A parameter is missing, unknown, repeated, too long or invalid, or the body or URL is malformed.',
+  400: 'A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; or Authorization is sent twice.',
   401: 'Credentials are missing, malformed, wrong or revoked, or belong to the other environment.',
   403: 'The account does not have Premium.',
-  404: 'Nothing is at this path (also: an unknown API version).',
+  404: 'Nothing is at this path (also: an unknown API version), or the account was deleted while its own request ran.',
   405: 'The path exists but not with this method; see the Allow header.',
   408: 'The request did not arrive in time.',
   413: 'The body is larger than the server accepts.',

@@ -4,6 +4,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { KeyEnvironment } from '../domain/api-keys.ts';
+import { headerObject, isResponseHeader, type ResponseHeader } from './response-headers.ts';
+import { DOCUMENTED_BODY, DOCUMENTED_ONLY, SHARED_SCHEMAS } from './schemas.ts';
 
 export interface OpenApiOptions {
   readonly environment: KeyEnvironment;
@@ -23,18 +25,56 @@ message; the codes each status can carry are enumerated in its schema.`;
 // If an upgrade changes it, test/e2e/docs-page.test.ts fails with the new hash in Chromium's message.
 const SWAGGER_LOGO_STYLE = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w=';
 
+// No licence is declared (package.json is private and has no `license`), so the document names none: UNLICENSED, as npm
+// says it. SPDX has no identifier for that; LicenseRef- is SPDX's own form for a name that is not on its list.
+// test/e2e/openapi.test.ts fails when package.json declares a licence, so that this changes with it.
+const LICENSE = { name: 'UNLICENSED (no licence is declared; all rights reserved)', identifier: 'LicenseRef-UNLICENSED' };
+// No address is published for the project; whoever runs this server answers for it, and asks for the request's id.
+const CONTACT = { name: 'The operators of this server (quote the X-Request-Id of the answer in question)' };
+
+type ResponseObject = { headers?: Record<string, unknown> };
+type OperationObject = { responses: Record<string, ResponseObject> };
+type Document = { paths: Record<string, Record<string, OperationObject>>; components: Record<string, unknown> };
+
+/**
+ * Replaces each response header that @fastify/swagger rendered inline with a $ref to components/headers, adds the headers
+ * every answer of this server carries (X-Environment on the sandbox), and lists under components/headers exactly those used.
+ */
+function referenceHeaders(document: Document, everyAnswer: readonly ResponseHeader[]): Document {
+  const used = new Set<ResponseHeader>();
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const names = [...Object.keys(response.headers ?? {}), ...everyAnswer];
+        response.headers = Object.fromEntries(
+          names.map((name) => {
+            if (!isResponseHeader(name)) throw new Error(`${method.toUpperCase()} ${path} ${status}: ${name} is not in src/http/response-headers.ts`);
+            used.add(name);
+            return [name, { $ref: `#/components/headers/${name}` }];
+          }),
+        );
+      }
+    }
+  }
+  const headers = Object.fromEntries([...used].sort().map((name) => [name, headerObject(name)]));
+  return { ...document, components: { ...document.components, headers } };
+}
+
 export const openApi = fp(
   async function openApi(app: FastifyInstance, options: OpenApiOptions) {
+    // Shared by the routes' serialisers and the document, which lists each under components/schemas by its $id.
+    for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+    const sandbox = options.environment === 'sandbox';
     const servers = [
-      { url: '/', description: options.environment === 'sandbox' ? 'This sandbox' : 'This server' },
-      ...(options.environment === 'live' && options.sandboxUrl !== null
-        ? [{ url: options.sandboxUrl, description: 'The sandbox: same paths, demo accounts, keys aapi_sandbox_...' }]
+      { url: '/', description: sandbox ? 'This sandbox' : 'This server' },
+      ...(!sandbox && options.sandboxUrl !== null
+        ? [{ url: options.sandboxUrl, description: 'Sandbox: the same paths on a separate database, with demo accounts; keys aapi_sandbox_...' }]
         : []),
     ];
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
-        info: { title: 'Account Settings, User and Test API', version: options.version, description: DESCRIPTION },
+        info: { title: 'Account Settings, User and Test API', version: options.version, description: DESCRIPTION, contact: CONTACT, license: LICENSE },
         servers,
         tags: [
           { name: 'Settings', description: "The caller's timezone and the list it is chosen from (Premium)" },
@@ -49,10 +89,19 @@ export const openApi = fp(
       },
       // Health, metrics and the docs themselves are not part of the API.
       hideUntagged: true,
+      // Components are named by their $id (@fastify/swagger's default would be def-0, def-1...).
+      refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
       transform: ({ schema, url, route }) => {
         const premium = route.config?.access === 'premium';
-        return { schema: premium ? ({ ...schema, 'x-premium-required': true } as typeof schema) : schema, url };
+        const body = (schema?.body as { [DOCUMENTED_BODY]?: object } | undefined)?.[DOCUMENTED_BODY];
+        const only = (schema as { [DOCUMENTED_ONLY]?: object } | undefined)?.[DOCUMENTED_ONLY];
+        return {
+          schema: { ...schema, ...only, ...(body === undefined ? {} : { body }), ...(premium ? { 'x-premium-required': true } : {}) } as typeof schema,
+          url,
+        };
       },
+      transformObject: (documentObject) =>
+        'openapiObject' in documentObject ? (referenceHeaders(documentObject.openapiObject as never, sandbox ? ['X-Environment'] : []) as never) : documentObject.swaggerObject,
     });
     await app.register(swaggerUi, {
       routePrefix: '/docs',

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { checkTimezone } from '../../domain/timezone-choice.ts';
 import type { TimezoneCatalog } from '../../domain/timezones.ts';
 import { success } from '../../http/envelope.ts';
-import { BODY_MEDIA_TYPES, bodyOf, failuresFor, PREMIUM_SECURITY, settingsSchema, successOf } from '../../http/schemas.ts';
+import { bodilessOf, BODY_MEDIA_TYPES, bodyOf, documentedHeaders, failuresFor, PREMIUM_SECURITY, successOf } from '../../http/schemas.ts';
 import { precompress, sendPrecompressed } from '../../http/compression.ts';
 import type { Store } from '../../store/store.ts';
 
@@ -27,10 +27,12 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
   app.get('/settings', {
     config: { access: 'premium' },
     schema: {
+      operationId: 'getSettings',
       summary: "Read the caller's settings",
+      description: "Answers with the caller's timezone.",
       tags: ['Settings'],
       security: PREMIUM_SECURITY,
-      response: { 200: successOf(settingsSchema), ...failuresFor({ premium: true, body: false }) },
+      response: { 200: successOf('SettingsEnvelope', "The caller's settings"), ...failuresFor({ premium: true, body: false }) },
     },
     handler: async (request) => success({ timezone: request.caller!.timezone }),
   });
@@ -38,18 +40,21 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
   app.get('/settings/timezones', {
     config: { access: 'premium' },
     schema: {
+      operationId: 'listTimezones',
       summary: 'List the valid timezones',
       description:
         'IANA zone names (areas Africa, America, Antarctica, Arctic, Asia, Atlantic, Australia, Europe, Indian, Pacific) plus UTC, in code-point order with UTC last. ' +
         'Send the ETag back in If-None-Match to get a bodiless 304 while the list is unchanged.',
       tags: ['Settings'],
       security: PREMIUM_SECURITY,
+      ...documentedHeaders({ 'If-None-Match': 'The ETag of the list the client holds' }),
       response: {
-        200: successOf(
-          { type: 'array', items: { type: 'string' }, description: 'Timezone names' },
-          { type: 'object', required: ['description'], additionalProperties: false, properties: { description: { type: 'string' } } },
-        ),
-        304: { description: 'Not modified: the list named by If-None-Match is current', type: 'null' },
+        200: successOf('TimezonesEnvelope', 'The timezone names, and the ETag naming this version of the list (in each coding)', [
+          'ETag',
+          'Vary',
+          'Content-Encoding',
+        ]),
+        304: bodilessOf(304, 'Not modified: the list named by If-None-Match is current', ['ETag', 'Vary']),
         ...failuresFor({ premium: true, body: false }),
       },
     },
@@ -63,13 +68,14 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
   app.post<{ Body: { timezone: string } }>('/settings', {
     config: { access: 'premium' },
     schema: {
+      operationId: 'updateSettings',
       summary: "Change the caller's timezone",
       description: 'The timezone must be exactly a name from GET /settings/timezones (case-sensitive); a wrong one answers 400 invalid_timezone with suggestions.',
       tags: ['Settings'],
       security: PREMIUM_SECURITY,
       consumes: BODY_MEDIA_TYPES,
       body: bodyOf({ timezone: { description: 'A timezone from GET /settings/timezones (case-sensitive)', example: 'Europe/Kyiv' } }),
-      response: { 200: successOf(settingsSchema), ...failuresFor({ premium: true, body: true }) },
+      response: { 200: successOf('SettingsEnvelope', 'The settings as changed'), ...failuresFor({ premium: true, body: true, updatesAccount: true }) },
     },
     handler: async (request) => {
       const timezone = checkTimezone(timezones, request.body.timezone);

@@ -1,8 +1,8 @@
 // GET/POST /user: the caller's account and its display name; /account is a deprecated alias of the same.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { checkDisplayName } from '../../domain/names.ts';
 import { success } from '../../http/envelope.ts';
-import { BODY_MEDIA_TYPES, bodyOf, failuresFor, PREMIUM_SECURITY, successOf, userSchema } from '../../http/schemas.ts';
+import { checkDisplayName, DISPLAY_NAME_MAX_LENGTH } from '../../domain/names.ts';
+import { BODY_MEDIA_TYPES, bodyOf, failuresFor, PREMIUM_SECURITY, successOf, withRouteHeaders } from '../../http/schemas.ts';
 import type { Account, Store } from '../../store/store.ts';
 
 export interface UserRoutesOptions {
@@ -29,20 +29,24 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
   for (const path of ['/user', '/account']) {
     const onSend = path === '/account' ? [markDeprecated] : [];
     const alias = path === '/account';
-    const documented = (summary: string, description: string) => ({
+    const documented = (operationId: string, summary: string, description: string, responses: Parameters<typeof withRouteHeaders>[0]) => ({
+      operationId: alias ? operationId.replace('User', 'Account') : operationId,
       summary: alias ? `${summary} (deprecated alias of ${options.apiPrefix}/user)` : summary,
       description: alias ? `${description} Deprecated: use /user; answers carry Deprecation: true and a Link to /user.` : description,
       tags: ['User'],
       security: PREMIUM_SECURITY,
       deprecated: alias,
+      response: alias ? withRouteHeaders(responses, ['Deprecation', 'Link']) : responses,
     });
 
     app.get(path, {
       config: { access: 'premium' },
       onSend,
       schema: {
-        ...documented("Read the caller's account", 'Answers with user_id, username, display name and timezone.'),
-        response: { 200: successOf(userSchema), ...failuresFor({ premium: true, body: false }) },
+        ...documented('getUser', "Read the caller's account", 'Answers with user_id, username, display name and timezone.', {
+          200: successOf('UserEnvelope', "The caller's account"),
+          ...failuresFor({ premium: true, body: false }),
+        }),
       },
       handler: async (request) => success(userView(request.caller!)),
     });
@@ -51,10 +55,21 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
       config: { access: 'premium' },
       onSend,
       schema: {
-        ...documented("Change the account's display name", 'The name is stored and answered exactly as sent; other fields are unchanged.'),
+        ...documented('updateUser', "Change the account's display name", 'The name is stored and answered exactly as sent; other fields are unchanged.', {
+          200: successOf('UserEnvelope', 'The account with its new name'),
+          ...failuresFor({ premium: true, body: true, updatesAccount: true }),
+        }),
         consumes: BODY_MEDIA_TYPES,
-        body: bodyOf({ name: { description: 'The display name: 1 to 100 characters, no control characters, kept exactly as sent', example: 'Alice Liddell' } }),
-        response: { 200: successOf(userSchema), ...failuresFor({ premium: true, body: true }) },
+        body: bodyOf({
+          name: {
+            description:
+              `The display name: 1 to ${DISPLAY_NAME_MAX_LENGTH} characters counted as Unicode code points (as JSON Schema counts lengths; ` +
+              'an emoji is one), something visible, no control or bidirectional-override characters; kept exactly as sent. ' +
+              'A name breaking these rules answers 400 invalid_name.',
+            example: 'Alice Liddell',
+            codePoints: { min: 1, max: DISPLAY_NAME_MAX_LENGTH },
+          },
+        }),
       },
       handler: async (request) => {
         const name = checkDisplayName(request.body.name);

@@ -1,0 +1,92 @@
+// The response headers the API sends, described once: the OpenAPI document lists them under components/headers.
+
+interface HeaderDescription {
+  readonly description: string;
+  /** Sent on every answer it is listed for; false: sent when it applies (see the description). */
+  readonly required: boolean;
+  readonly schema: Readonly<Record<string, unknown>>;
+}
+
+export const RESPONSE_HEADERS = {
+  'X-Request-Id': {
+    description:
+      'The id of this request: the X-Request-Id the client sent when it is one value of 1 to 128 letters, digits, ".", "_", ":" or "-" ' +
+      '(and could not hold an API key), else a random UUID. Quote it when reporting a problem.',
+    required: true,
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$', examples: ['3f1c9a4e-8d7b-4b1a-9c55-0d2e6f7a8b90'] },
+  },
+  'RateLimit-Limit': {
+    description:
+      'How many requests the budget this request spent allows per window. Sent on every answer that spent a budget (the API key, or the ' +
+      'client address without credentials) and on every 429; not when a limit is switched off.',
+    required: false,
+    schema: { type: 'integer', minimum: 1, examples: [600] },
+  },
+  'RateLimit-Remaining': {
+    description: 'Requests left in this window of that budget. Sent with RateLimit-Limit.',
+    required: false,
+    schema: { type: 'integer', minimum: 0, examples: [599] },
+  },
+  'RateLimit-Reset': {
+    description: 'Seconds until that window ends and the budget is whole again. Sent with RateLimit-Limit.',
+    required: false,
+    schema: { type: 'integer', minimum: 1, examples: [60] },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    required: true,
+    schema: { type: 'integer', minimum: 1, examples: [1] },
+  },
+  'WWW-Authenticate': {
+    description: 'The Basic challenge: realm "account-api" (on the sandbox, "account-api sandbox"), charset UTF-8.',
+    required: true,
+    schema: { type: 'string', pattern: '^Basic realm="', examples: ['Basic realm="account-api", charset="UTF-8"'] },
+  },
+  Allow: {
+    description: 'The methods this path takes.',
+    required: true,
+    schema: { type: 'string', examples: ['GET, HEAD, POST'] },
+  },
+  ETag: {
+    description: 'Names this version of the timezone list; send it back in If-None-Match to get a bodiless 304 while the list is unchanged.',
+    required: true,
+    schema: { type: 'string', pattern: '^"[^"]+"$', examples: ['"tz-2025b-q3X0dJm1r9cUuH1w"'] },
+  },
+  Vary: {
+    description: 'The timezone list varies with Accept-Encoding: caches must keep each coding apart.',
+    required: true,
+    schema: { type: 'string', const: 'Accept-Encoding' },
+  },
+  'Content-Encoding': {
+    description: 'gzip or br when the client asked for it in Accept-Encoding; absent when the body is sent as is.',
+    required: false,
+    schema: { type: 'string', enum: ['gzip', 'br'] },
+  },
+  Deprecation: {
+    description: 'This path is deprecated (the deprecated /account alias of /user).',
+    required: true,
+    schema: { type: 'string', const: 'true' },
+  },
+  Link: {
+    description: 'Where to move: the successor of this deprecated path.',
+    required: true,
+    schema: { type: 'string', pattern: 'rel="successor-version"', examples: ['</api/v0/user>; rel="successor-version"'] },
+  },
+  'X-Environment': {
+    description: 'Every answer of the sandbox says so.',
+    required: true,
+    schema: { type: 'string', const: 'sandbox' },
+  },
+} as const satisfies Record<string, HeaderDescription>;
+
+export type ResponseHeader = keyof typeof RESPONSE_HEADERS;
+
+export function isResponseHeader(name: string): name is ResponseHeader {
+  return Object.hasOwn(RESPONSE_HEADERS, name);
+}
+
+/** The OpenAPI Header Object of one header. */
+export function headerObject(name: ResponseHeader) {
+  const { description, required, schema } = RESPONSE_HEADERS[name];
+  return { description, required, schema };
+}
