@@ -199,6 +199,15 @@ export function trustedProxies(raw: string | undefined): TrustedProxies {
         `TRUST_PROXY takes addresses, CIDR ranges (10.0.0.0/8, fd00::/8), 'loopback', 'linklocal', 'uniquelocal', or a hop count; '${entry}' is none of these.`,
       );
     }
+    // A proxy is a machine or a network of them, never a sixteenth of the internet: a range that wide (or an IPv4-mapped
+    // IPv6 range covering IPv4 at large) would let most clients choose their address.
+    const mapped = family === 6 && /^::ffff:/i.test(address);
+    const prefix = bits === undefined ? maxBits : Number(bits) - (mapped ? 96 : 0);
+    // Private IPv6 (fc00::/7) may be named whole, as private IPv4 ranges may.
+    const uniqueLocal = family === 6 && !mapped && /^f[cd]/i.test(address);
+    if (prefix < (family === 4 || mapped ? 8 : uniqueLocal ? 7 : 16)) {
+      throw new ConfigError(`TRUST_PROXY range '${entry}' is too wide to name proxies (at least /8 for IPv4, /16 for IPv6, /7 for fc00::/7).`);
+    }
     return entry;
   });
 }

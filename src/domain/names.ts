@@ -11,8 +11,10 @@ const CONTROL_CHARACTER = /[\p{Cc}\u2028\u2029]/u;
 // them until closed, so a name holding one can make the page or log line it is shown in read as something else.
 const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
 // Something a person can see: not white space, not a control or format character (zero-width spaces and joiners, soft
-// hyphen, marks such as LRM), not a default-ignorable (U+3164 HANGUL FILLER and its kin), not a lone combining mark.
-const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{M}\p{Cs}]/u;
+// hyphen, marks such as LRM), not a default-ignorable (U+3164 HANGUL FILLER and its kin), not a lone combining mark, not
+// an unassigned code point or noncharacter (U+0378, U+FFFF), and not the blanks that are letters or symbols only by
+// category (U+2800 BRAILLE PATTERN BLANK, U+1D159 MUSICAL SYMBOL NULL NOTEHEAD).
+const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{M}\p{Cs}\p{Cn}\u2800\u{1D159}]/u;
 
 /** Usernames travel in Basic credentials, so a colon could never be sent; we allow only a safe ASCII set. */
 export function checkUsername(username: string, field = 'username'): string {

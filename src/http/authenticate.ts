@@ -5,6 +5,7 @@ import { hashesMatch, hashKey, parseKey, type KeyEnvironment, type ParsedKey } f
 import type { Account, Store } from '../store/store.ts';
 import { parseBasicCredentials, type BasicCredentials } from './basic-credentials.ts';
 import { HttpError } from './http-error.ts';
+import type { AuthAttempt } from './rate-limits.ts';
 import { loggableUsername } from './key-redaction.ts';
 import { VerifiedKeys } from './verified-keys.ts';
 
@@ -137,28 +138,35 @@ export const authenticate = fp(
       } catch (error) {
         // Refused without a store read, but a failed attempt all the same (past the budget, the 429 is the answer).
         const spent = app.rateBudgets.spendAuthAttempt(request, reply);
-        if (spent !== undefined) await spent;
+        if (spent instanceof Promise) await spent;
         if (error instanceof HttpError) reportFailure(request, error.code, credentials?.username);
         throw error;
       }
-      let vouched: string | null = null; // the id of a key remembered as right, whose attempt is not spent
+      // Every request with a key the store may be asked about spends one budget before it is asked: a key this instance has
+      // seen right spends its own per-key budget (so even a valid key cannot drive reads past it), any other the address's
+      // failed attempts (so guesses cannot, however many arrive at once). A remembered key is not charged again below.
+      const vouched = verifiedKeys.vouchesFor(key.key.keyId, key.hash, key.credentials.username);
+      let attempt: AuthAttempt = null;
+      if (vouched) {
+        request.keyId = key.key.keyId;
+        const charged = app.rateBudgets.charge(request, reply);
+        if (charged !== undefined) await charged;
+      } else {
+        const spent = app.rateBudgets.spendAuthAttempt(request, reply);
+        attempt = spent instanceof Promise ? await spent : spent;
+      }
       try {
-        if (verifiedKeys.vouchesFor(key.key.keyId, key.hash, key.credentials.username)) vouched = key.key.keyId;
-        if (vouched === null) {
-          // Spent before the store is asked, so concurrent guesses cannot all pass one check; given back when right.
-          const spent = app.rateBudgets.spendAuthAttempt(request, reply);
-          if (spent !== undefined) await spent;
-        }
         identified = await identify(key);
-        if (vouched === null) {
-          app.rateBudgets.refundAuthAttempt(request);
-          verifiedKeys.remember(key.key.keyId, key.hash, key.credentials.username);
-        }
       } catch (error) {
         if (error instanceof HttpError && error.statusCode === 401) {
           // A remembered key that fails now (revoked, deleted) is a stranger again: its next attempts spend the budget.
-          if (vouched !== null) verifiedKeys.forget(vouched);
+          if (vouched) verifiedKeys.forget(key.key.keyId);
+          request.keyId = null;
           reportFailure(request, error.code, credentials?.username);
+        } else {
+          // The store could not answer (503): no guess was judged, so the attempt is given back; a client retrying an
+          // outage must not find itself locked out when the engine returns.
+          app.rateBudgets.refundAuthAttempt(request, attempt);
         }
         throw error;
       }
@@ -166,9 +174,13 @@ export const authenticate = fp(
       request.keyId = identified.keyId;
       // Off the request path: a slow or locked store must not hold the answer back for a "last used" stamp.
       touch(identified.keyId, request);
-      // Every authenticated request spends its key's budget, whatever it is answered: a key without Premium too.
-      const charged = app.rateBudgets.charge(request, reply);
-      if (charged !== undefined) await charged;
+      if (!vouched) {
+        app.rateBudgets.refundAuthAttempt(request, attempt);
+        verifiedKeys.remember(key.key.keyId, key.hash, key.credentials.username);
+        // Every authenticated request spends its key's budget, whatever it is answered: a key without Premium too.
+        const charged = app.rateBudgets.charge(request, reply);
+        if (charged !== undefined) await charged;
+      }
       if (access === 'premium' && !identified.account.premium) {
         throw new HttpError(403, 'premium_required', 'This endpoint needs a Premium account; this account does not have Premium.');
       }

@@ -4,11 +4,25 @@
 // an unlimited supply of fresh budgets; the big public APIs count per /64 for the same reason. An IPv4-mapped IPv6 address
 // (::ffff:192.0.2.1, as a dual-stack socket reports IPv4 clients) is the IPv4 client it stands for.
 
-const MAPPED_IPV4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
+import { isIP } from 'node:net';
 
-/** `ip` as Node or a trusted proxy reports it; anything that is not IPv6 is returned unchanged. */
-export function budgetAddress(ip: string): string {
-  if (!ip.includes(':')) return ip;
+const MAPPED_IPV4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
+const IPV4_WITH_PORT = /^(\d+\.\d+\.\d+\.\d+):\d+$/;
+const IPV6_WITH_PORT = /^\[([^\]]+)\](?::\d+)?$/;
+/** Every address that is none (a proxy's garbage, a port that could not be stripped) shares this one budget. */
+export const UNPARSABLE_ADDRESS = 'unparsable';
+
+/**
+ * `ip` as Node or a trusted proxy reports it. A port some proxies append (`192.0.2.1:5678`, `[2001:db8::1]:443`) is
+ * dropped, so it cannot buy a budget per source port; what is still no address shares one budget.
+ */
+export function budgetAddress(reported: string | undefined): string {
+  // Undefined when the client's connection closed before the request was read.
+  if (reported === undefined) return UNPARSABLE_ADDRESS;
+  const ip = IPV4_WITH_PORT.exec(reported)?.[1] ?? IPV6_WITH_PORT.exec(reported)?.[1] ?? reported;
+  const family = isIP(ip.split('%', 1)[0]!);
+  if (family === 0) return UNPARSABLE_ADDRESS;
+  if (family === 4) return ip;
   const mapped = MAPPED_IPV4.exec(ip);
   if (mapped !== null) return mapped[1]!;
   // A zone (fe80::1%eth0) names an interface, not a host.

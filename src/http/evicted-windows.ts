@@ -8,8 +8,9 @@
 // Counts age out in two generations: a count added now is kept for at least one whole window (the longest the dropped
 // window could still have run), and at most two.
 
+import { randomBytes } from 'node:crypto';
+
 const ROWS = 4;
-const SEEDS = [0x811c9dc5, 0x01000193, 0x9e3779b9, 0x85ebca6b] as const;
 
 /** FNV-1a over UTF-16 units with a per-row seed, then a final avalanche (murmur3's fmix32) to spread the low bits. */
 function cell(key: string, seed: number, mask: number): number {
@@ -26,16 +27,20 @@ function cell(key: string, seed: number, mask: number): number {
 export class EvictedWindows {
   readonly #windowMs: number;
   readonly #width: number;
+  // Secret and new in every process: with known seeds, an attacker could pick addresses that share a victim's cells in
+  // every row offline, and spend the victim's budget by flooding.
+  readonly #seeds: Uint32Array;
   #current: Uint32Array;
   #previous: Uint32Array;
   #rotatedAt: number;
   #empty = true;
 
   /** `width` cells per row, a power of two. */
-  constructor(windowMs: number, now: number, width = 16_384) {
+  constructor(windowMs: number, now: number, width = 16_384, seeds: Uint32Array = new Uint32Array(randomBytes(4 * ROWS).buffer)) {
     if ((width & (width - 1)) !== 0) throw new Error('width must be a power of two');
     this.#windowMs = windowMs;
     this.#width = width;
+    this.#seeds = seeds;
     this.#current = new Uint32Array(ROWS * width);
     this.#previous = new Uint32Array(ROWS * width);
     this.#rotatedAt = now;
@@ -46,7 +51,7 @@ export class EvictedWindows {
     this.#age(now);
     const mask = this.#width - 1;
     for (let row = 0; row < ROWS; row++) {
-      const index = row * this.#width + cell(key, SEEDS[row]!, mask);
+      const index = row * this.#width + cell(key, this.#seeds[row]!, mask);
       this.#current[index] = Math.min(0xffffffff, this.#current[index]! + count);
     }
     this.#empty = false;
@@ -59,7 +64,7 @@ export class EvictedWindows {
     const mask = this.#width - 1;
     let least = Infinity;
     for (let row = 0; row < ROWS; row++) {
-      const index = row * this.#width + cell(key, SEEDS[row]!, mask);
+      const index = row * this.#width + cell(key, this.#seeds[row]!, mask);
       least = Math.min(least, this.#current[index]! + this.#previous[index]!);
     }
     return least;

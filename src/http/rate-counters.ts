@@ -11,6 +11,8 @@ export interface WindowCount {
   readonly current: number;
   /** Milliseconds until the window ends; the whole window when none has started. */
   readonly resetMs: number;
+  /** Names the window that was counted in, so a refund can never land in the next one. */
+  readonly window: number;
 }
 
 export interface RateCounters {
@@ -18,8 +20,8 @@ export interface RateCounters {
   hit(key: string): WindowCount | Promise<WindowCount>;
   /** The window's count without counting. */
   peek(key: string): WindowCount | Promise<WindowCount>;
-  /** Gives back one hit counted earlier in the current window (a reservation that was not needed). */
-  refund(key: string): void | Promise<void>;
+  /** Gives back one hit counted earlier (a reservation that was not needed), if its window is still the current one. */
+  refund(key: string, window: number): void | Promise<void>;
 }
 
 interface Window {
@@ -33,6 +35,7 @@ const SWEEP_INTERVAL_MS = 1000;
 export class LocalCounters implements RateCounters {
   readonly #windowMs: number;
   readonly #maxKeys: number;
+  readonly #countCeiling: number;
   readonly #windows = new Map<string, Window>();
   readonly #now: () => number;
   #sweptAt = 0;
@@ -42,9 +45,12 @@ export class LocalCounters implements RateCounters {
   /**
    * `maxKeys`: past it, the oldest windows are dropped even unexpired (memory stays bounded under address churn), and what
    * they had counted is kept in a fixed-size sketch that never under-counts: dropping a window never refills a budget.
+   * `countCeiling`: what a dropped window adds to the sketch at most (the budget plus one: past it, more says nothing),
+   * so a flood of 429s from a few keys cannot fill the cells they share with others.
    */
-  constructor(windowMs: number, options: { maxKeys?: number; now?: () => number } = {}) {
+  constructor(windowMs: number, options: { maxKeys?: number; countCeiling?: number; now?: () => number } = {}) {
     this.#windowMs = windowMs;
+    this.#countCeiling = options.countCeiling ?? Number.MAX_SAFE_INTEGER;
     this.#maxKeys = options.maxKeys ?? 20_000;
     this.#now = options.now ?? Date.now;
   }
@@ -63,19 +69,20 @@ export class LocalCounters implements RateCounters {
       this.#windows.set(key, window);
     }
     window.count++;
-    return { current: window.count, resetMs: window.startedAt + this.#windowMs - now };
+    return { current: window.count, resetMs: window.startedAt + this.#windowMs - now, window: window.startedAt };
   }
 
   peek(key: string): WindowCount {
     const now = this.#now();
     const window = this.#windows.get(key);
-    if (window === undefined || now - window.startedAt >= this.#windowMs) return { current: 0, resetMs: this.#windowMs };
-    return { current: window.count, resetMs: window.startedAt + this.#windowMs - now };
+    if (window === undefined || now - window.startedAt >= this.#windowMs) return { current: 0, resetMs: this.#windowMs, window: now };
+    return { current: window.count, resetMs: window.startedAt + this.#windowMs - now, window: window.startedAt };
   }
 
-  refund(key: string): void {
+  refund(key: string, counted: number): void {
     const window = this.#windows.get(key);
-    if (window !== undefined && window.count > 0 && this.#now() - window.startedAt < this.#windowMs) window.count--;
+    if (window === undefined || window.startedAt !== counted || window.count === 0) return;
+    if (this.#now() - window.startedAt < this.#windowMs) window.count--;
   }
 
   #sweep(now: number): void {
@@ -86,7 +93,7 @@ export class LocalCounters implements RateCounters {
       this.#windows.delete(key);
       if (live && window.count > 0) {
         this.#evicted ??= new EvictedWindows(this.#windowMs, now);
-        this.#evicted.add(key, window.count, now);
+        this.#evicted.add(key, Math.min(window.count, this.#countCeiling), now);
       }
     }
   }
@@ -113,17 +120,20 @@ if not current then return {0, -1} end
 return {tonumber(current), redis.call('PTTL', KEYS[1])}
 `;
 
-// Never below zero, and nothing when the window has ended (a refund must not open a window of its own).
+// Never below zero, nothing when the window has ended (a refund must not open a window of its own), and nothing when a
+// later window has begun: that one expires later than the counted one did, by more than clock slack (ARGV[1] is what
+// was left of the counted window when it was counted, less the time since).
 const REFUND_SCRIPT = `
 local current = redis.call('GET', KEYS[1])
-if current and tonumber(current) > 0 then return redis.call('DECR', KEYS[1]) end
-return 0
+if not current or tonumber(current) <= 0 then return 0 end
+if redis.call('PTTL', KEYS[1]) > tonumber(ARGV[1]) + 250 then return 0 end
+return redis.call('DECR', KEYS[1])
 `;
 
 interface CounterCommands {
   rateHit(key: string, windowMs: number): Promise<[number, number]>;
   ratePeek(key: string): Promise<[number, number]>;
-  rateRefund(key: string): Promise<number>;
+  rateRefund(key: string, leftMs: number): Promise<number>;
 }
 
 /** Shared by every instance using the same Redis and key prefix. Rejects while Redis is unreachable. */
@@ -145,15 +155,17 @@ export class RedisCounters implements RateCounters {
 
   async hit(key: string): Promise<WindowCount> {
     const [current, ttl] = await this.#redis.rateHit(this.#prefix + key, this.#windowMs);
-    return { current, resetMs: ttl };
+    // The window is named by when it ends, by this process's clock: all a refund needs to tell it from the next.
+    return { current, resetMs: ttl, window: Date.now() + ttl };
   }
 
   async peek(key: string): Promise<WindowCount> {
     const [current, ttl] = await this.#redis.ratePeek(this.#prefix + key);
-    return { current, resetMs: ttl > 0 ? ttl : this.#windowMs };
+    const resetMs = ttl > 0 ? ttl : this.#windowMs;
+    return { current, resetMs, window: Date.now() + resetMs };
   }
 
-  async refund(key: string): Promise<void> {
-    await this.#redis.rateRefund(this.#prefix + key);
+  async refund(key: string, window: number): Promise<void> {
+    await this.#redis.rateRefund(this.#prefix + key, Math.max(0, window - Date.now()));
   }
 }

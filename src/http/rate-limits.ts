@@ -19,6 +19,9 @@ export interface RateLimitsOptions {
 
 export type RateBudget = 'per_key' | 'per_address' | 'failed_auth';
 
+/** An attempt spent from the failed-authentication budget: null when that budget is off. */
+export type AuthAttempt = { readonly window: number } | null;
+
 /** The budgets authentication spends: failed attempts per address, then requests per key or per address. */
 export interface RateBudgets {
   /**
@@ -26,9 +29,12 @@ export interface RateBudgets {
    * refuses with 429 when that was one too many: counting first is what keeps concurrent or pipelined guesses from all
    * passing one check. An attempt that turns out right is given back (refundAuthAttempt).
    */
-  spendAuthAttempt(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
-  /** The credentials were right after all: the attempt spent for them is given back. Never fails the request. */
-  refundAuthAttempt(request: FastifyRequest): void;
+  spendAuthAttempt(request: FastifyRequest, reply: FastifyReply): AuthAttempt | Promise<AuthAttempt>;
+  /**
+   * The attempt was not a failure after all (the key was right, or the store could not be asked): it is given back, in the
+   * window it was spent in and no later one. Never fails the request.
+   */
+  refundAuthAttempt(request: FastifyRequest, attempt: AuthAttempt): void;
   /** Charges one request to the caller's key (`request.keyId`), or to its address when it sent no credentials; 429 when spent. */
   charge(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
 }
@@ -71,10 +77,10 @@ export const rateLimits = fp(
   async function rateLimits(app: FastifyInstance, options: RateLimitsOptions) {
     const { settings } = options;
     // One set of windows per budget, so that a flood spending one (fresh addresses on /hello) cannot crowd out another.
-    const local = () => new LocalCounters(settings.windowMs, { maxKeys: settings.maxWindows });
+    const local = (max: number) => new LocalCounters(settings.windowMs, { maxKeys: settings.maxWindows, countCeiling: max + 1 });
     const counters: Record<'authfail' | 'addr' | 'key', RateCounters> =
       options.redis === null
-        ? { authfail: local(), addr: local(), key: local() }
+        ? { authfail: local(settings.authFailuresPerAddress), addr: local(settings.perAddress), key: local(settings.perKey) }
         : (() => {
             const shared = new RedisCounters(options.redis, settings.windowMs, `${options.keyPrefix}rate:`);
             return { authfail: shared, addr: shared, key: shared };
@@ -84,9 +90,9 @@ export const rateLimits = fp(
     app.decorate('rateBudgets', {
       spendAuthAttempt(request, reply) {
         const max = settings.authFailuresPerAddress;
-        if (max === 0) return;
+        if (max === 0) return null;
         return settle(counters.authfail.hit(`authfail:${budgetAddress(request.ip)}`), (count) => {
-          if (count.current <= max) return;
+          if (count.current <= max) return { window: count.window };
           rateLimitHeaders(reply, max, count);
           options.onRejected?.('failed_auth');
           throw tooMany(
@@ -96,9 +102,9 @@ export const rateLimits = fp(
           );
         });
       },
-      refundAuthAttempt(request) {
-        if (settings.authFailuresPerAddress === 0) return;
-        const refunded = counters.authfail.refund(`authfail:${budgetAddress(request.ip)}`);
+      refundAuthAttempt(request, attempt) {
+        if (attempt === null) return;
+        const refunded = counters.authfail.refund(`authfail:${budgetAddress(request.ip)}`, attempt.window);
         // Redis unreachable: the attempt stays spent, which errs on the side of the budget; the request itself goes on.
         if (refunded instanceof Promise) refunded.catch(() => {});
       },

@@ -13,18 +13,25 @@ export interface RequestFramingOptions {
 
 /**
  * `Expect: 100-continue`: the interim 100 goes out only when the body is about to be read, so a request refused on its
- * headers (too large by Content-Length, wrong media type, unknown path, no credentials) gets its refusal at once. Such a
- * refusal closes the connection: the client may send the body anyway or not at all, so what follows cannot be framed.
- * Any other expectation is handed on as a request, and answered 417 by the hook below.
+ * headers (too large by Content-Length, wrong media type, unknown path, no credentials) gets its refusal at once. Node then
+ * closes the connection itself (an answer written before the 100 says Connection: close): the client may send the body
+ * anyway or not at all, so what follows could not be framed. A request without a body is sent the 100 at once, so its
+ * connection, and what is pipelined behind it, carries on. Any other expectation is handed on as a request, and answered
+ * 417 by the hook below.
  */
 function answerExpectations(server: Server): void {
   server.on('checkContinue', (request, response) => {
-    response.shouldKeepAlive = false;
-    request.once('resume', () => {
-      if (response.headersSent) return; // already answered: Node is only draining what the client sent
-      response.shouldKeepAlive = true;
+    const { headers } = request;
+    const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+    // Node also routes here what only contains the word (`100-continue-please`): that is left to the hook's 417, uninvited.
+    const meant = headers.expect?.trim().toLowerCase() === '100-continue';
+    if (meant && hasBody) {
+      request.once('resume', () => {
+        if (!response.headersSent) response.writeContinue(); // else: answered already, and Node is only draining the rest
+      });
+    } else if (meant) {
       response.writeContinue();
-    });
+    }
     server.emit('request', request, response);
   });
   server.on('checkExpectation', (request, response) => server.emit('request', request, response));

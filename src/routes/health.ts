@@ -31,6 +31,7 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRoutesOp
   // One check at a time, its answer shared by every caller for maxAgeMs: /readyz is public and unauthenticated, so a
   // caller polling it in a loop must not turn into a query per request against the engines.
   let latest: { readonly at: number; readonly readiness: Promise<Readiness> } | null = null;
+  let pending = false;
 
   function checkAll(): Promise<Readiness> {
     return Promise.all(
@@ -47,17 +48,18 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRoutesOp
   }
 
   function readiness(): Promise<Readiness> {
-    const now = performance.now();
     // A check still running is shared however long it takes (at most timeoutMs), never started twice.
-    if (latest === null || now - latest.at >= maxAgeMs) {
-      const pending = checkAll();
-      latest = { at: now, readiness: pending };
-      pending.then(
-        () => {
-          if (latest?.readiness === pending) latest = { at: performance.now(), readiness: pending };
-        },
-        () => {},
-      );
+    if (pending) return latest!.readiness;
+    if (latest === null || performance.now() - latest.at >= maxAgeMs) {
+      const checking = checkAll();
+      pending = true;
+      latest = { at: performance.now(), readiness: checking };
+      const settled = () => {
+        pending = false;
+        // Its answer is shared for maxAgeMs from when it came, not from when it was asked.
+        if (latest?.readiness === checking) latest = { at: performance.now(), readiness: checking };
+      };
+      checking.then(settled, settled);
     }
     return latest.readiness;
   }

@@ -20,6 +20,8 @@ export interface RecordedEnvironment {
 export interface KeysHeld {
   readonly live: boolean;
   readonly sandbox: boolean;
+  /** Whether it holds any account at all: accounts without keys are still someone's data. */
+  readonly accounts: boolean;
 }
 
 /**
@@ -28,7 +30,8 @@ export interface KeysHeld {
  */
 export const KEYS_HELD_SQL = `SELECT
   EXISTS (SELECT 1 FROM api_keys WHERE substr(display_prefix, 1, 10) = 'aapi_live_') AS live,
-  EXISTS (SELECT 1 FROM api_keys WHERE substr(display_prefix, 1, 13) = 'aapi_sandbox_') AS sandbox`;
+  EXISTS (SELECT 1 FROM api_keys WHERE substr(display_prefix, 1, 13) = 'aapi_sandbox_') AS sandbox,
+  EXISTS (SELECT 1 FROM accounts) AS accounts`;
 
 const NAMES: Readonly<Record<KeyEnvironment, string>> = { live: 'the live environment', sandbox: 'the sandbox' };
 
@@ -51,6 +54,12 @@ export function environmentToRecord(
   }
   if (keys.live) return { environment: 'live', source: 'api_keys' };
   if (keys.sandbox) return { environment: 'sandbox', source: 'api_keys' };
+  // Accounts but no keys could be a live database whose keys were all deleted: the sandbox, which seeds accounts of its
+  // own, never claims one unasked; the live server may (it is what such a database most likely is).
+  if (keys.accounts && claimant === 'sandbox') {
+    if (!operatorDecides) throw environmentUndecided();
+    return { environment: claimant, source: 'operator' };
+  }
   return { environment: claimant, source: 'migrator' };
 }
 

@@ -109,12 +109,22 @@ export function defineEnvironmentCases(engineName: string, makeStore: MakeStore,
       await assert.rejects(subject.openAnother('live').migrate({ recordEnvironment: true }), mismatch, 'a second decision replaced the first');
     });
 
-    test('a database from before the record without any key takes the environment of whoever migrates it first', async (t) => {
+    test('a database from before the record with accounts but no key is never claimed by the sandbox unasked; live takes it', async (t) => {
       const subject = await version1Database(t, makeStore, []);
-      const report = await subject.openAnother('sandbox').migrate();
+      // It could be a live database whose keys were all deleted: the sandbox, which seeds accounts, must not adopt it.
+      await assert.rejects(subject.openAnother('sandbox').migrate(), undecided);
+      assert.equal(await subject.recordedEnvironment(), null, 'a refused migrate recorded an environment');
+      const report = await subject.openAnother('live').migrate();
       assert.equal(report.environmentRecorded, 'migrator');
-      assert.deepEqual(await subject.recordedEnvironment(), { environment: 'sandbox', decidedBy: 'migrator' });
-      await refusedBoth(subject.openAnother('live'), mismatch, 'a live store after the sandbox migrated first');
+      assert.deepEqual(await subject.recordedEnvironment(), { environment: 'live', decidedBy: 'migrator' });
+      await refusedBoth(subject.openAnother('sandbox'), mismatch, 'a sandbox store after live migrated');
+    });
+
+    test('the operator can still give such a database to the sandbox, with migrate --record-environment', async (t) => {
+      const subject = await version1Database(t, makeStore, []);
+      const report = await subject.openAnother('sandbox').migrate({ recordEnvironment: true });
+      assert.equal(report.environmentRecorded, 'operator');
+      assert.deepEqual(await subject.recordedEnvironment(), { environment: 'sandbox', decidedBy: 'operator' });
     });
 
     test('live and sandbox stores migrating one new database at once: exactly one environment wins, every other store is refused', async (t) => {

@@ -131,3 +131,25 @@ test('Expect: 100-continue on a request that will be served gets 100 Continue, t
   assert.notEqual(answer.headers.get('connection'), 'close', 'a served 100-continue request closed its connection');
   socket.destroy();
 });
+
+test("Expect: 100-continue keeps the client's Connection: close, and a bodiless request keeps its connection and what is pipelined behind it", async () => {
+  const closing = await firstAnswer(
+    `POST /api/v0/hello HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 8\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+  );
+  assert.match(closing.text, /^HTTP\/1\.1 100 Continue/);
+  closing.socket.write('name=Ann');
+  const closed = await rest(closing.socket);
+  const answer = parse(closing.text.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '') + closed.text);
+  assert.equal(answer.status, 200);
+  assert.equal(answer.headers.get('connection'), 'close', 'the client asked for Connection: close and got keep-alive');
+  assert.equal(closed.closed, true);
+
+  const bodiless = 'GET /api/v0/hello HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\n\r\n';
+  const all = await new Promise<string>((done, fail) => {
+    let received = '';
+    const socket = connect(port, '127.0.0.1', () => socket.write(`${bodiless}GET /api/v0/hello HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`));
+    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    socket.on('error', fail).on('close', () => done(received));
+  });
+  assert.equal([...all.matchAll(/HTTP\/1\.1 200 /g)].length, 2, `the pipelined request after a bodiless Expect was not answered:\n${all}`);
+});

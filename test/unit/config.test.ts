@@ -368,3 +368,19 @@ describe('waiting for the database at start', () => {
     assertConfigError(() => loadConfig({ STORE_FAIL_FAST: 'yes' }, {}, CWD), /STORE_FAIL_FAST/, 'STORE_FAIL_FAST=yes');
   });
 });
+
+describe('TRUST_PROXY ranges too wide to name proxies', () => {
+  test('are refused with a ConfigError, IPv4-mapped IPv6 ranges included, /0 too', () => {
+    for (const value of ['0.0.0.0/0', '0.0.0.0/1,128.0.0.0/1', '10.0.0.0/7', '::/0', '::/1,8000::/1', '2001::/15', '::ffff:0.0.0.0/96', '::ffff:0:0/100']) {
+      assert.throws(
+        () => loadConfig({ TRUST_PROXY: value }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes('TRUST_PROXY'),
+        `TRUST_PROXY=${value} was accepted`,
+      );
+    }
+  });
+
+  test('while a network of proxies is fine', () => {
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8,fd00::/16,::ffff:10.0.0.0/104' }).trustProxy, ['10.0.0.0/8', 'fd00::/16', '::ffff:10.0.0.0/104']);
+  });
+});

@@ -14,7 +14,7 @@ export async function recordEnvironment(client: pg.ClientBase, claimant: KeyEnvi
   const recorded = asEnvironment((await client.query(READ_ENVIRONMENT_SQL)).rows[0]?.environment);
   if (recorded !== null) return { environment: recorded, recordedNow: null };
   const keys = (await client.query(KEYS_HELD_SQL)).rows[0];
-  const choice = environmentToRecord({ live: keys?.live === true, sandbox: keys?.sandbox === true }, claimant, operatorDecides);
+  const choice = environmentToRecord({ live: keys?.live === true, sandbox: keys?.sandbox === true, accounts: keys?.accounts === true }, claimant, operatorDecides);
   const inserted = await client.query(
     `INSERT INTO deployment (id, environment, decided_by, recorded_at) VALUES (1, $1, $2, now())
      ON CONFLICT (id) DO NOTHING RETURNING environment`,

@@ -15,7 +15,7 @@ export function recordEnvironment(db: DatabaseSync, claimant: KeyEnvironment, op
   const recorded = readEnvironment(db);
   if (recorded !== null) return { environment: recorded, recordedNow: null };
   const keys = db.prepare(KEYS_HELD_SQL).get()!;
-  const choice = environmentToRecord({ live: Number(keys.live) === 1, sandbox: Number(keys.sandbox) === 1 }, claimant, operatorDecides);
+  const choice = environmentToRecord({ live: Number(keys.live) === 1, sandbox: Number(keys.sandbox) === 1, accounts: Number(keys.accounts) === 1 }, claimant, operatorDecides);
   db.prepare('INSERT INTO deployment (id, environment, decided_by, recorded_at) VALUES (1, ?, ?, ?)').run(
     choice.environment,
     choice.source,

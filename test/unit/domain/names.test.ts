@@ -136,6 +136,10 @@ describe('display names', () => {
       'U+034F combining grapheme joiner': '\u034F',
       'combining marks alone': '\u0301\u0308',
       'spaces and zero-width spaces': ' \u200B \u200B',
+      'U+2800 braille pattern blank': '\u2800\u2800',
+      'U+1D159 musical symbol null notehead': '\u{1D159}',
+      'U+0378, unassigned': '\u0378',
+      'U+FFFF, a noncharacter': '\uFFFF',
     };
     for (const [label, name] of Object.entries(cases)) {
       assertInvalid(() => checkDisplayName(name), 'invalid_name', 'name', label);

@@ -1,7 +1,7 @@
 // Rate budgets are charged per IPv4 address and per IPv6 /64, whatever way the address is spelled.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { budgetAddress } from '../../../src/http/budget-address.ts';
+import { budgetAddress, UNPARSABLE_ADDRESS } from '../../../src/http/budget-address.ts';
 
 test('an IPv4 address is its own budget', () => {
   assert.equal(budgetAddress('203.0.113.7'), '203.0.113.7');
@@ -31,4 +31,18 @@ test('different /64s get different budgets', () => {
   assert.equal(budgetAddress('::1'), '0:0:0:0::/64');
   assert.equal(budgetAddress('2001:db8::'), '2001:db8:0:0::/64');
   assert.equal(budgetAddress('::2001:db8'), '0:0:0:0::/64');
+});
+
+test('a port a proxy appends is dropped, so it cannot buy a budget per source port', () => {
+  assert.equal(budgetAddress('203.0.113.7:5678'), '203.0.113.7');
+  assert.equal(budgetAddress('203.0.113.7:1'), '203.0.113.7');
+  assert.equal(budgetAddress('[2001:db8:1:2::1]:443'), '2001:db8:1:2::/64');
+  assert.equal(budgetAddress('[2001:db8:1:2::1]'), '2001:db8:1:2::/64');
+});
+
+test('what is no address at all (a proxy\'s garbage, a closed connection) shares one budget', () => {
+  for (const garbage of ['garbage', 'garbage2', 'unknown', '1.2.3', '1.2.3.4.5', '::g', '', '203.0.113.7:port']) {
+    assert.equal(budgetAddress(garbage), UNPARSABLE_ADDRESS, JSON.stringify(garbage));
+  }
+  assert.equal(budgetAddress(undefined), UNPARSABLE_ADDRESS);
 });

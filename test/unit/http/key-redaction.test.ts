@@ -72,3 +72,11 @@ describe('loggableUsername', () => {
     }
   });
 });
+
+test('a long path is cut to what is logged, and a key that starts inside it is still redacted', () => {
+  const key = 'aapi_live_' + 'A'.repeat(50);
+  assert.equal(loggablePath(`/${'a'.repeat(100_000)}`).length, 259, 'a long path was not cut to 256 characters and "..."');
+  const straddling = loggablePath(`/${'b'.repeat(240)}/${key}/${'c'.repeat(10_000)}`);
+  assert.ok(!straddling.includes('aapi_live_'), `a key across the cut was logged: ${straddling}`);
+  assert.ok(straddling.includes('[redacted]'));
+});

@@ -12,12 +12,13 @@ function clock(start = 1_000_000) {
 test('counts hits per key within a window and reports the time left', () => {
   const time = clock();
   const counters = new LocalCounters(60_000, { now: time.now });
-  assert.deepEqual(counters.hit('a'), { current: 1, resetMs: 60_000 });
+  const started = time.state.now;
+  assert.deepEqual(counters.hit('a'), { current: 1, resetMs: 60_000, window: started });
   time.state.now += 1_500;
-  assert.deepEqual(counters.hit('a'), { current: 2, resetMs: 58_500 });
-  assert.deepEqual(counters.hit('b'), { current: 1, resetMs: 60_000 }, 'keys do not share a count');
-  assert.deepEqual(counters.peek('a'), { current: 2, resetMs: 58_500 });
-  assert.deepEqual(counters.peek('a'), { current: 2, resetMs: 58_500 }, 'peek counted a hit');
+  assert.deepEqual(counters.hit('a'), { current: 2, resetMs: 58_500, window: started });
+  assert.deepEqual(counters.hit('b'), { current: 1, resetMs: 60_000, window: started + 1_500 }, 'keys do not share a count');
+  assert.deepEqual(counters.peek('a'), { current: 2, resetMs: 58_500, window: started });
+  assert.deepEqual(counters.peek('a'), { current: 2, resetMs: 58_500, window: started }, 'peek counted a hit');
 });
 
 test('a window that has ended starts again from one', () => {
@@ -26,13 +27,13 @@ test('a window that has ended starts again from one', () => {
   counters.hit('a');
   counters.hit('a');
   time.state.now += 1_000;
-  assert.deepEqual(counters.peek('a'), { current: 0, resetMs: 1_000 });
-  assert.deepEqual(counters.hit('a'), { current: 1, resetMs: 1_000 });
+  assert.deepEqual(counters.peek('a'), { current: 0, resetMs: 1_000, window: time.state.now });
+  assert.deepEqual(counters.hit('a'), { current: 1, resetMs: 1_000, window: time.state.now });
 });
 
 test('peek of an unknown key reports nothing counted and a whole window', () => {
   const counters = new LocalCounters(60_000);
-  assert.deepEqual(counters.peek('nobody'), { current: 0, resetMs: 60_000 });
+  assert.deepEqual({ ...counters.peek('nobody'), window: 0 }, { current: 0, resetMs: 60_000, window: 0 });
   assert.equal(counters.size, 0, 'peek stored a window');
 });
 
@@ -80,20 +81,29 @@ test('what dropped windows counted is forgotten once their window could have end
   assert.equal(counters.hit('busy').current, 1, 'a count from two windows ago still weighed on a new window');
 });
 
-test('refund gives back one hit of the current window, never below zero, never a past window', () => {
+test('refund gives back one hit of the window it was counted in, never below zero, never a later window', () => {
   const time = clock();
   const counters = new LocalCounters(1_000, { now: time.now });
+  const first = counters.hit('a');
   counters.hit('a');
-  counters.hit('a');
-  counters.refund('a');
+  counters.refund('a', first.window);
   assert.equal(counters.peek('a').current, 1);
-  counters.refund('a');
-  counters.refund('a');
+  counters.refund('a', first.window);
+  counters.refund('a', first.window);
   assert.equal(counters.peek('a').current, 0, 'a refund went below zero');
-  counters.refund('nobody');
+  counters.refund('nobody', first.window);
   assert.equal(counters.size, 1, 'a refund opened a window');
-  counters.hit('a');
+  const spent = counters.hit('a');
   time.state.now += 1_000;
-  counters.refund('a');
-  assert.equal(counters.hit('a').current, 1);
+  counters.hit('a'); // a new window has begun
+  counters.refund('a', spent.window);
+  assert.equal(counters.peek('a').current, 1, 'a refund of the last window landed in the new one');
+});
+
+test('what one dropped window adds to the sketch is capped, so a flood of 429s cannot fill cells others share', () => {
+  const time = clock();
+  const counters = new LocalCounters(60_000, { now: time.now, maxKeys: 10, countCeiling: 21 });
+  for (let i = 0; i < 10_000; i++) counters.hit('flooder');
+  for (let i = 0; i < 50; i++) counters.hit(`other${i}`);
+  assert.equal(counters.hit('flooder').current, 22, 'the dropped window came back with more than budget + 1 (plus this hit)');
 });

@@ -44,3 +44,25 @@ test('a failing engine is shared too, and asked again only after the interval', 
   assert.equal(checks, 2);
   await app.close();
 });
+
+test('a slow check is never started twice, even when it outlasts the interval', async () => {
+  let running = 0;
+  let most = 0;
+  let checks = 0;
+  const app = appWith(async () => {
+    checks++;
+    running++;
+    most = Math.max(most, running);
+    await sleep(150);
+    running--;
+  }, 20);
+  const polls = [];
+  for (let i = 0; i < 12; i++) {
+    polls.push(app.inject('/readyz'));
+    await sleep(25);
+  }
+  await Promise.all(polls);
+  assert.equal(most, 1, `${most} checks ran at once`);
+  assert.ok(checks <= 3, `${checks} checks for 12 polls over ~300 ms of 150 ms checks`);
+  await app.close();
+});
