@@ -4,8 +4,11 @@
 // Done here rather than through @fastify/compress: that plugin compresses every answer again on every request (for the
 // 1.6 MB Swagger UI bundle, ~25 ms of CPU each, on a route no rate budget covers), and adds a hook to every route it covers.
 import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
 import { matchesEtag } from './etag.ts';
 
 export type Coding = 'br' | 'gzip' | 'identity';
@@ -77,4 +80,65 @@ export function sendPrecompressed(request: FastifyRequest, reply: FastifyReply, 
   }
   if (isCompressed(body, coding)) reply.header('Content-Encoding', coding);
   return reply.type(contentType).send(body.bodies[coding]);
+}
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+const CODING_SUFFIX = /-(?:gzip|br)"/g;
+
+/**
+ * Hooks for static files served from `root` at `urlPrefix` (the docs page's assets, 1.6 MB of Swagger UI): each file is
+ * compressed once, in the background on Node's thread pool when first asked for, and sent as it is until then; never
+ * compressed on the request's thread. The file server's own validator gets the coding as a suffix, which `onRequest`
+ * takes off an If-None-Match again, so a cached compressed copy revalidates with a 304.
+ */
+export function precompressedFiles(root: string, urlPrefix: string): { onRequest: onRequestHookHandler; onSend: onSendHookHandler } {
+  const files = new Map<string, Promise<Precompressed | null>>();
+  const settled = new Map<string, Precompressed | null>();
+
+  function compressed(name: string): Precompressed | null | undefined {
+    if (!files.has(name)) {
+      const work = readFile(join(root, name))
+        .then(async (body) => {
+          if (body.length < COMPRESS_AT_LEAST_BYTES) return null;
+          const [gzipped, brotli] = await Promise.all([
+            gzipAsync(body, { level: 9 }),
+            brotliAsync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+          ]);
+          return { bodies: { identity: body, gzip: gzipped, br: brotli }, etags: { identity: '', gzip: '', br: '' } };
+        })
+        .catch(() => null);
+      files.set(name, work);
+      void work.then((result) => settled.set(name, result));
+    }
+    return settled.get(name);
+  }
+
+  const fileName = (url: string): string | null => {
+    const path = url.split('?', 1)[0]!;
+    if (!path.startsWith(urlPrefix)) return null;
+    const name = path.slice(urlPrefix.length);
+    return /^[\w-]+(?:\.[\w-]+)+$/.test(name) ? name : null; // one file of the folder, nothing above it
+  };
+
+  return {
+    onRequest(request, _reply, done) {
+      const ifNoneMatch = request.headers['if-none-match'];
+      if (ifNoneMatch !== undefined && fileName(request.url) !== null) request.headers['if-none-match'] = ifNoneMatch.replace(CODING_SUFFIX, '"');
+      done();
+    },
+    onSend(request, reply, payload, done) {
+      const name = reply.statusCode === 200 ? fileName(request.url) : null;
+      if (name === null) return done(null, payload);
+      reply.header('Vary', 'Accept-Encoding');
+      const coding = negotiateCoding(request.headers['accept-encoding']);
+      const body = compressed(name);
+      if (coding === 'identity' || body === null || body === undefined) return done(null, payload);
+      (payload as { destroy?: () => void } | null)?.destroy?.(); // the file stream the static server opened
+      const etag = reply.getHeader('etag');
+      if (typeof etag === 'string') reply.header('ETag', etag.replace(/"$/, `-${coding}"`));
+      reply.header('Content-Encoding', coding).header('Content-Length', body.bodies[coding].length);
+      done(null, body.bodies[coding]);
+    },
+  };
 }

@@ -1,6 +1,9 @@
 // The OpenAPI 3.1 document, generated from the routes' own schemas (@fastify/swagger), and the interactive page at /docs.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { precompressedFiles } from './compression.ts';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { KeyEnvironment } from '../domain/api-keys.ts';
@@ -60,6 +63,9 @@ function referenceHeaders(document: Document, everyAnswer: readonly ResponseHead
   return { ...document, components: { ...document.components, headers } };
 }
 
+// Where @fastify/swagger-ui keeps the files it serves under /docs/static/.
+const SWAGGER_UI_STATIC = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui/package.json')), 'static');
+
 export const openApi = fp(
   async function openApi(app: FastifyInstance, options: OpenApiOptions) {
     // Shared by the routes' serialisers and the document, which lists each under components/schemas by its $id.
@@ -103,13 +109,19 @@ export const openApi = fp(
       transformObject: (documentObject) =>
         'openapiObject' in documentObject ? (referenceHeaders(documentObject.openapiObject as never, sandbox ? ['X-Environment'] : []) as never) : documentObject.swaggerObject,
     });
-    await app.register(swaggerUi, {
-      routePrefix: '/docs',
-      uiConfig: { tryItOutEnabled: true, persistAuthorization: false, displayRequestDuration: true },
-      staticCSP: true,
-      // Served over plain HTTP on private networks too: upgrading the page's own calls to https would break them.
-      transformStaticCSP: (header) =>
-        header.replace(/\s*upgrade-insecure-requests;?/, '').replace("style-src 'self'", `style-src 'self' '${SWAGGER_LOGO_STYLE}'`),
+    // In a scope of their own, so the compression hooks run for the docs page's routes only.
+    await app.register(async (docs) => {
+      const assets = precompressedFiles(SWAGGER_UI_STATIC, '/docs/static/');
+      docs.addHook('onRequest', assets.onRequest);
+      docs.addHook('onSend', assets.onSend);
+      await docs.register(swaggerUi, {
+        routePrefix: '/docs',
+        uiConfig: { tryItOutEnabled: true, persistAuthorization: false, displayRequestDuration: true },
+        staticCSP: true,
+        // Served over plain HTTP on private networks too: upgrading the page's own calls to https would break them.
+        transformStaticCSP: (header) =>
+          header.replace(/\s*upgrade-insecure-requests;?/, '').replace("style-src 'self'", `style-src 'self' '${SWAGGER_LOGO_STYLE}'`),
+      });
     });
   },
   { name: 'openapi' },
