@@ -51,3 +51,10 @@ test("docs/api.md opens by saying request bodies are form-encoded, JSON accepted
   assert.match(opening, /form-encoded/);
   assert.match(opening, /JSON/);
 });
+
+test('the README says how long the suite takes, how to run one file, and what the engine warnings mean', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  assert.match(readme, /The whole suite takes about \w+ minutes/);
+  assert.match(readme, /npx node --test test\/[\w/.-]+\.test\.ts/);
+  assert.match(readme, /EBADENGINE/);
+});
