@@ -1,9 +1,9 @@
 // The OpenAPI document and the docs page's assets: gzip or brotli when asked, with Vary and a validator that revalidates.
 import assert from 'node:assert/strict';
-import { get, type IncomingHttpHeaders } from 'node:http';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { rawGet } from '../support/http.ts';
 import { createWorkspace, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 let workspace: Workspace;
@@ -18,17 +18,6 @@ after(async () => {
   await server.stop();
   workspace.cleanup();
 });
-
-/** A GET through node:http, which (unlike fetch) hands the body over exactly as sent, still compressed. */
-function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
-  return new Promise((done, fail) => {
-    get(url, { headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => done({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
-    }).on('error', fail);
-  });
-}
 
 const undo = { gzip: gunzipSync, br: brotliDecompressSync } as const;
 

@@ -12,6 +12,7 @@ import { basic, call, failureMessage } from '../support/http.ts';
 import { privatePostgres, privatePostgresSkipReason, type PrivatePostgres } from '../support/private-postgres.ts';
 import { freePort } from '../support/redis.ts';
 import { createAccount, createWorkspace, runCli, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { logLines as parsedLogLines } from '../support/signals.ts';
 
 /** How long the server may take to notice the engine: the back-off is capped at 5 s, so this is generous, not a target. */
 const RECOVERY_BOUND_MS = 20_000;
@@ -28,16 +29,7 @@ interface LogLine {
   readonly route?: string;
 }
 
-function logLines(server: ServerProcess): LogLine[] {
-  return server.output.flatMap((line) => {
-    if (!line.startsWith('{')) return [];
-    try {
-      return [JSON.parse(line) as LogLine];
-    } catch {
-      return [];
-    }
-  });
-}
+const logLines = (server: ServerProcess): LogLine[] => parsedLogLines<LogLine>(server);
 
 /** Polls until `ready` holds; returns how long that took, or fails saying what was still wrong. */
 async function pollUntil(what: string, ready: () => Promise<boolean>, boundMs = RECOVERY_BOUND_MS): Promise<number> {

@@ -3,23 +3,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { get, type IncomingHttpHeaders } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { basic, call, failureMessage, type CallOptions, type CallResult } from '../support/http.ts';
+import { basic, call, failureMessage, rawGet, type CallOptions, type CallResult } from '../support/http.ts';
 import { createAccount, createWorkspace, REPO_ROOT, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 const ZONES: readonly string[] = JSON.parse(readFileSync(join(REPO_ROOT, 'src/domain/timezones.json'), 'utf8')).zones;
-
-/** A GET through node:http, which (unlike fetch) hands the body over exactly as sent, still compressed. */
-function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
-  return new Promise((done, fail) => {
-    get(url, { headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => done({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
-    }).on('error', fail);
-  });
-}
 
 let workspace: Workspace;
 let server: ServerProcess;

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { basic } from '../support/http.ts';
 import { loadRequest } from '../support/drain-load.ts';
 import { cliOk, createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { logLines as parsedLogLines } from '../support/signals.ts';
 
 interface LogLine {
   readonly pid: number;
@@ -22,17 +23,7 @@ interface LogLine {
   readonly workerPids?: number[];
 }
 
-/** The server's JSON log lines (stdout), parsed; other lines are skipped. */
-function logLines(server: ServerProcess): LogLine[] {
-  return server.output.flatMap((line) => {
-    if (!line.startsWith('{')) return [];
-    try {
-      return [JSON.parse(line) as LogLine];
-    } catch {
-      return [];
-    }
-  });
-}
+const logLines = (server: ServerProcess): LogLine[] => parsedLogLines<LogLine>(server);
 
 async function waitForLog(server: ServerProcess, what: string, match: (line: LogLine) => boolean, timeoutMs = 5000): Promise<LogLine> {
   const started = Date.now();

@@ -1,4 +1,5 @@
 // Test support: one HTTP call to the running server, with Basic credentials and form or JSON bodies.
+import { get, type IncomingHttpHeaders } from 'node:http';
 
 export interface CallOptions {
   readonly auth?: { readonly username: string; readonly key: string } | string;
@@ -52,4 +53,15 @@ export function failureMessage(result: CallResult): { code: string; message: str
     throw new Error(`not a failure envelope (HTTP ${result.status}): ${result.text}`);
   }
   return body.messages[0];
+}
+
+/** A GET through node:http, which (unlike fetch) hands the body over exactly as sent, still compressed. */
+export function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((done, fail) => {
+    get(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => done({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+    }).on('error', fail);
+  });
 }

@@ -9,12 +9,12 @@ export interface LogLine {
   readonly [field: string]: unknown;
 }
 
-/** Every line the server wrote that parses as a JSON log record. */
-export function logLines(server: ServerProcess): LogLine[] {
+/** Every line the server wrote that parses as a JSON log record (typed as the caller reads them). */
+export function logLines<Line extends object = LogLine>(server: ServerProcess): Line[] {
   return server.output.flatMap((line) => {
     if (!line.startsWith('{')) return [];
     try {
-      return [JSON.parse(line) as LogLine];
+      return [JSON.parse(line) as Line];
     } catch {
       return [];
     }
