@@ -90,6 +90,7 @@ test('while another process holds the write lock, reads and authentication answe
     headers: { 'x-request-id': 'post-waiting-for-the-lock' },
   });
   await sleep(SETTLE_MS);
+  const quickSentAt = Date.now();
   const quick = await Promise.all([
     timedCall('GET', `${server.api}/hello`),
     timedCall('GET', `${server.url}/healthz`),
@@ -122,6 +123,11 @@ test('while another process holds the write lock, reads and authentication answe
     loggedAt - responseTime < releasingAt && loggedAt >= releasingAt,
     `the POST's logged responseTime of ${responseTime} ms does not span the release of the lock ` +
       `(sent ${releasingAt - postSentAt} ms before it, logged ${loggedAt - releasingAt} ms after)`,
+  );
+
+  console.log(
+    `sqlite lock held ${HOLD_MS} ms by another process: ${names.map((name, i) => `${name} ${quick[i]!.answeredAt - quickSentAt} ms`).join(', ')}; ` +
+      `the waiting POST answered ${posted.answeredAt - releasingAt} ms after the release, logged responseTime ${responseTime} ms`,
   );
 
   // The first use of the newcomer's key was answered without waiting; its stamp was written once the lock was free.
