@@ -252,17 +252,32 @@ describe('connection settings', () => {
     assert.equal(other.code, 1, `users list should refuse that DATABASE_URL, or this test proves nothing; ${describeRun(['users', 'list'], other)}`);
   });
 
-  test('a username without a key, a key without a username, or a base URL that is not http(s): exit 1 with what to fix', async () => {
+  test('a flag with a wrong value or without its other half: exit 2 with what to fix, naming the flag', async () => {
     const cases: Array<[readonly string[], NodeJS.ProcessEnv, RegExp]> = [
       [['call', 'user', 'get', '--username', 'alice'], { ACCOUNT_API_URL: live.url }, /--api-key/],
-      [['call', 'user', 'get'], { ACCOUNT_API_URL: live.url, ACCOUNT_API_KEY: alice.key }, /--username/],
-      [['call', 'hello', '--base-url', 'localhost:8080'], {}, /http/],
+      [['call', 'user', 'get', '--api-key', alice.key], { ACCOUNT_API_URL: live.url }, /--username/],
+      [['call', 'user', 'get', '--username', 'a:b', '--api-key', alice.key], { ACCOUNT_API_URL: live.url }, /:/],
+      [['call', 'hello', '--base-url', 'localhost:8080'], {}, /--base-url/],
       [['call', 'hello', '--timeout-ms', 'soon'], envFor(), /--timeout-ms/],
       [['call', 'hello', '--retries', 'many'], envFor(), /--retries/],
     ];
     for (const [args, env, said] of cases) {
-      const result = await expectExit(args, 1, env);
+      const result = await expectExit(args, 2, env);
       assert.match(result.stderr, said, describeRun(args, result));
+      assert.match(result.stderr, /see 'account-api call (hello|user get) --help'/, describeRun(args, result));
+    }
+  });
+
+  test('the same mistakes in the environment: exit 1 with what to fix, naming the variable', async () => {
+    const cases: Array<[readonly string[], NodeJS.ProcessEnv, RegExp]> = [
+      [['call', 'user', 'get'], { ACCOUNT_API_URL: live.url, ACCOUNT_API_USERNAME: 'alice' }, /ACCOUNT_API_KEY/],
+      [['call', 'user', 'get'], { ACCOUNT_API_URL: live.url, ACCOUNT_API_KEY: alice.key }, /ACCOUNT_API_USERNAME/],
+      [['call', 'hello'], { ACCOUNT_API_URL: 'localhost:8080' }, /ACCOUNT_API_URL/],
+    ];
+    for (const [args, env, said] of cases) {
+      const result = await expectExit([...args, '--json'], 1, env);
+      assert.match(result.stderr, said, describeRun(args, result));
+      assert.equal((jsonError(result) as { error: { code: string } }).error.code, 'config', describeRun(args, result));
     }
   });
 
@@ -328,19 +343,11 @@ describe('retries', () => {
 });
 
 describe('the command line', () => {
-  test('wrong words or flags exit 2 with the usage of call', async () => {
+  test('words that name no call exit 2 with the usage of call', async () => {
     const cases: Array<[readonly string[], RegExp]> = [
       [['call'], /which call/],
       [['call', 'frobnicate'], /frobnicate/],
       [['call', 'user'], /call user/],
-      [['call', 'user', 'get', 'extra'], /call user get extra/],
-      [['call', 'user', 'set'], /--name/],
-      [['call', 'settings', 'set'], /--timezone/],
-      [['call', 'user', 'get', '--search', 'x'], /--search/],
-      [['call', 'timezones', '--timezone', 'UTC'], /--timezone/],
-      [['call', 'hello', '--port', '1'], /--port/],
-      [['call', 'hello', '--frobnicate'], /--frobnicate/],
-      [['users', 'list', '--api-key', 'x'], /--api-key/],
     ];
     for (const [args, said] of cases) {
       const result = await expectExit(args, 2, envFor(alice));
@@ -350,10 +357,39 @@ describe('the command line', () => {
     }
   });
 
+  test("a wrong flag or argument exits 2 with one line naming it and the call's --help", async () => {
+    const cases: Array<[readonly string[], RegExp, string]> = [
+      [['call', 'user', 'get', 'extra'], /'extra'/, 'call user get'],
+      [['call', 'user', 'set'], /--name/, 'call user set'],
+      [['call', 'settings', 'set'], /--timezone/, 'call settings set'],
+      [['call', 'user', 'get', '--search', 'x'], /unknown option --search for 'call user get'/, 'call user get'],
+      [['call', 'timezones', '--timezone', 'UTC'], /unknown option --timezone for 'call timezones'/, 'call timezones'],
+      [['call', 'hello', '--port', '1'], /unknown option --port for 'call hello'/, 'call hello'],
+      [['call', 'hello', '--frobnicate'], /unknown option --frobnicate for 'call hello'/, 'call hello'],
+      [['users', 'list', '--api-key', 'x'], /unknown option --api-key for 'users list'/, 'users list'],
+    ];
+    for (const [args, said, command] of cases) {
+      const result = await expectExit(args, 2, envFor(alice));
+      assert.match(result.stderr, said, describeRun(args, result));
+      assert.equal(result.stderr.trimEnd().split('\n').length, 1, `one line; ${describeRun(args, result)}`);
+      assert.ok(result.stderr.includes(`see 'account-api ${command} --help'`), describeRun(args, result));
+      assert.equal(result.stdout, '');
+    }
+  });
+
   test('--help lists every call and its connection flags', async () => {
     const result = await expectExit(['--help'], 0, {});
     for (const text of ['call hello', 'call user get', 'call user set', 'call settings get', 'call settings set', 'call timezones', '--base-url', '--api-key', 'ACCOUNT_API_URL', '--retries']) {
       assert.ok(result.stdout.includes(text), `--help should mention '${text}':\n${result.stdout}`);
+    }
+  });
+
+  test("each call's --help names every flag it takes, with the variables they default to", async () => {
+    for (const words of [['hello'], ['user', 'get'], ['user', 'set'], ['settings', 'get'], ['settings', 'set'], ['timezones']]) {
+      const result = await expectExit(['call', ...words, '--help'], 0, {});
+      for (const text of ['--base-url', '--username', '--api-key', '--timeout-ms', '--retries', '--sandbox', '--json', 'ACCOUNT_API_URL', 'ACCOUNT_API_KEY', 'Example']) {
+        assert.ok(result.stdout.includes(text), `call ${words.join(' ')} --help should mention '${text}':\n${result.stdout}`);
+      }
     }
   });
 });
