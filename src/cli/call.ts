@@ -186,6 +186,11 @@ export async function callCommand(context: CliContext, command: CommandSpec): Pr
     timeoutMs: flags['timeout-ms'],
     retries: flags.retries,
   });
+  if (call.needsCredentials && config.credentials === null) {
+    throw new UsageError(
+      `'${commandName(command)}' needs credentials: give --username NAME and --api-key KEY, or set ACCOUNT_API_USERNAME and ACCOUNT_API_KEY`,
+    );
+  }
   let answer: Answer;
   try {
     answer = await send(clientFor(config));

@@ -212,14 +212,28 @@ describe('a refused call exits 1 with the server message', () => {
     assert.deepEqual(jsonError(json), { error: { status: 403, code: 'premium_required', field: null, message: direct.message } });
   });
 
-  test('no credentials: call user get gets the server credentials_required message', async () => {
-    const direct = failureMessage(await call('GET', `${live.api}/user`));
-    assert.equal(direct.code, 'credentials_required');
-    const result = await expectExit(['call', 'user', 'get'], 1, envFor());
-    assert.ok(result.stderr.includes(direct.message), `stderr should carry "${direct.message}": ${result.stderr}`);
-    assert.match(result.stderr, /\b401 credentials_required\b/);
-    const json = await expectExit(['call', 'user', 'get', '--json'], 1, envFor());
-    assert.deepEqual(jsonError(json), { error: { status: 401, code: 'credentials_required', field: null, message: direct.message } });
+  test('no credentials: every call but hello exits 2 before sending, saying in one line how to give them', async () => {
+    const calls = [
+      ['call', 'user', 'get'],
+      ['call', 'user', 'set', '--name', 'B'],
+      ['call', 'settings', 'get'],
+      ['call', 'settings', 'set', '--timezone', 'UTC'],
+      ['call', 'timezones'],
+    ];
+    // Nothing listens at port 9: a call that were sent would fail with network_error, not with this.
+    for (const args of calls) {
+      const result = await expectExit(args, 2, { ACCOUNT_API_URL: 'http://127.0.0.1:9' });
+      assert.equal(result.stdout, '');
+      assert.equal(result.stderr.trimEnd().split('\n').length, 1, `one line; ${describeRun(args, result)}`);
+      for (const way of ['--username', '--api-key', 'ACCOUNT_API_USERNAME', 'ACCOUNT_API_KEY']) {
+        assert.ok(result.stderr.includes(way), `the message should name ${way}; ${describeRun(args, result)}`);
+      }
+      assert.doesNotMatch(result.stderr, /network_error/, `nothing may be sent without credentials; ${describeRun(args, result)}`);
+    }
+    const json = await expectExit(['call', 'user', 'get', '--json'], 2, envFor());
+    const error = (jsonError(json) as { error: { code: string; message: string } }).error;
+    assert.equal(error.code, 'usage');
+    assert.match(error.message, /ACCOUNT_API_USERNAME/);
   });
 
   test('a wrong key: 401 invalid_credentials', async () => {
