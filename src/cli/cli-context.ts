@@ -24,6 +24,8 @@ export interface CliFlags {
   readonly 'store-fail-fast': boolean;
   /** `migrate` only: the operator decides the environment of a database whose keys are of both. */
   readonly 'record-environment': boolean;
+  /** `backup` only: replace the file if it exists. */
+  readonly force: boolean;
   // `call` only: where the server is, who calls, how patiently, and what to keep of the timezone list.
   readonly 'base-url'?: string;
   readonly username?: string;

@@ -10,7 +10,7 @@ export type CommandLine =
   | { readonly kind: 'run'; readonly group: CommandGroup; readonly command: CommandSpec; readonly flags: CliFlags; readonly args: readonly string[] };
 
 /** What a flag not given reads as: booleans false, strings absent. */
-const DEFAULTS: CliFlags = { json: false, sandbox: false, premium: false, 'store-fail-fast': false, 'record-environment': false };
+const DEFAULTS: CliFlags = { json: false, sandbox: false, premium: false, 'store-fail-fast': false, 'record-environment': false, force: false };
 
 const HELP = { help: { type: 'boolean', short: 'h' } } as const;
 

@@ -3,6 +3,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { ConfigError, loadConfig } from '../config.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { openStore } from '../store/open-store.ts';
+import { BACKUP, backupCommand } from './backup.ts';
 import { CALL, callCommand } from './call.ts';
 import { UsageError, type CliContext, type CliIo } from './cli-context.ts';
 import { commandName, synopsis, type CommandGroup } from './command-spec.ts';
@@ -13,7 +14,7 @@ import { SERVE, serveCommand } from './serve.ts';
 import { USERS, usersCommand } from './users.ts';
 
 /** Every command, in the order --help lists them. */
-export const COMMAND_GROUPS: readonly CommandGroup[] = [SERVE, MIGRATE, USERS, KEYS, CALL];
+export const COMMAND_GROUPS: readonly CommandGroup[] = [SERVE, MIGRATE, USERS, KEYS, BACKUP, CALL];
 
 export const OVERVIEW = `account-api ${packageJson.version}: the account API server and the commands that run it.
 
@@ -65,6 +66,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     // ACCOUNT_API_SANDBOX=1 selects the sandbox as --sandbox does: its keys must be sandbox keys too, not live keys in its database.
     const context: CliContext = { ...io, flags: { ...line.flags, sandbox: config.environment === 'sandbox' }, args };
     if (group === SERVE) return await serveCommand({ ...io, flags: line.flags, args }, config);
+    if (group === BACKUP) {
+      await backupCommand(context, config);
+      return 0;
+    }
     const store = openStore(config);
     try {
       if (group === MIGRATE) {
