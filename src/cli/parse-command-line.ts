@@ -79,7 +79,7 @@ export function parseCommandLine(argv: readonly string[], groups: readonly Comma
   }
 
   const args = positionals.slice(command.words.length);
-  // The words found in the first pass are the same ones here: a value is read as a value in both.
+  // Every option here is this command's (any other was refused above), so the positionals are the first pass's words and the arguments.
   const expected = command.args.map((arg) => (arg.includes('|') ? arg : `<${arg}>`));
   if (args.length < command.args.length) throw new UsageError(`'${name}' needs ${expected.slice(args.length).join(' ')}`, see);
   if (args.length > command.args.length) {
