@@ -123,17 +123,38 @@ export interface ConfigFlags {
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
+  /** The command-line flag whose value was refused (the CLI calls that a usage error); undefined for an environment variable's. */
+  readonly flag: string | undefined;
+
+  constructor(message: string, options: { readonly flag?: string | undefined } = {}) {
+    super(message);
+    this.flag = options.flag;
+  }
+}
+
+/** Where a value came from: a variable's name, or a flag (named with the variable it stands for, if any). */
+type Source = string | { readonly flag: string; readonly variable?: string };
+
+function named(source: Source): { name: string; flag: string | undefined } {
+  if (typeof source === 'string') return { name: source, flag: undefined };
+  return { name: source.variable === undefined ? source.flag : `${source.flag} (${source.variable})`, flag: source.flag };
+}
+
+/** The flag when it was given, else its variable: what a refusal names. */
+function flagOr(flag: string, given: string | undefined, variable: string): Source {
+  return given === undefined ? variable : { flag, variable };
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/account-api.db';
 export const DEFAULT_SANDBOX_DATABASE_URL = 'sqlite:./data/sandbox.db';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-function integer(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+function integer(source: Source, raw: string | undefined, fallback: number, min: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}; got '${raw}'.`);
+    const { name, flag } = named(source);
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}; got '${raw}'.`, { flag });
   }
   return value;
 }
@@ -146,14 +167,15 @@ function oneOf<T extends string>(name: string, raw: string | undefined, allowed:
 }
 
 /** `sqlite:PATH`, `sqlite://PATH`, `file:PATH` or a bare path select SQLite; `postgres://...` selects PostgreSQL. */
-export function parseDatabaseUrl(url: string, cwd: string): DatabaseTarget {
+export function parseDatabaseUrl(url: string, cwd: string, source: Source = 'DATABASE_URL'): DatabaseTarget {
   if (/^postgres(ql)?:\/\//i.test(url)) return { engine: 'postgres', url };
   const match = /^(?:sqlite|file):(?:\/\/)?(.*)$/i.exec(url);
   const path = match === null ? url : match[1]!;
+  const { name, flag } = named(source);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) && match === null) {
-    throw new ConfigError(`DATABASE_URL '${url}' names an engine this server does not know; use sqlite:PATH or postgres://...`);
+    throw new ConfigError(`${name} '${url}' names an engine this server does not know; use sqlite:PATH or postgres://...`, { flag });
   }
-  if (path === '') throw new ConfigError('DATABASE_URL names no SQLite file; use e.g. sqlite:./data/account-api.db.');
+  if (path === '') throw new ConfigError(`${name} names no SQLite file; use e.g. sqlite:./data/account-api.db.`, { flag });
   return { engine: 'sqlite', path: path === ':memory:' || isAbsolute(path) ? path : resolve(cwd, path) };
 }
 
@@ -273,7 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     (environment === 'sandbox'
       ? env.SANDBOX_DATABASE_URL || DEFAULT_SANDBOX_DATABASE_URL
       : env.DATABASE_URL || DEFAULT_DATABASE_URL);
-  const database = parseDatabaseUrl(databaseUrl, cwd);
+  const database = parseDatabaseUrl(databaseUrl, cwd, flags.databaseUrl === undefined ? 'DATABASE_URL' : { flag: '--database-url' });
   // Only the obvious mistake, caught before any database is opened: the same URL for both, as text. What holds however a URL
   // is spelled (a symlink, localhost for 127.0.0.1) is the environment each database records (store/deployment.ts).
   if (environment === 'sandbox' && sameDatabase(database, env.DATABASE_URL || DEFAULT_DATABASE_URL, cwd)) {
@@ -283,8 +305,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     environment,
     host: flags.host ?? env.HOST ?? '0.0.0.0',
     // The sandbox defaults to its own port so both can run side by side on one machine.
-    port: integer('PORT', flags.port ?? env.PORT, environment === 'sandbox' ? 8081 : 8080, 0, 65535),
-    workers: integer('WORKERS', flags.workers ?? env.WORKERS, 1, 1, 64),
+    port: integer(flagOr('--port', flags.port, 'PORT'), flags.port ?? env.PORT, environment === 'sandbox' ? 8081 : 8080, 0, 65535),
+    workers: integer(flagOr('--workers', flags.workers, 'WORKERS'), flags.workers ?? env.WORKERS, 1, 1, 64),
     database,
     sqliteSynchronous: oneOf('SQLITE_SYNCHRONOUS', env.SQLITE_SYNCHRONOUS, ['full', 'normal'], 'full'),
     sqliteBusyTimeoutMs: integer('SQLITE_BUSY_TIMEOUT_MS', env.SQLITE_BUSY_TIMEOUT_MS, 5000, 0, 60_000),
@@ -356,23 +378,30 @@ export function loadCallConfig(env: NodeJS.ProcessEnv, flags: CallFlags = {}): C
   const urlVariable = sandbox ? 'ACCOUNT_API_SANDBOX_URL' : 'ACCOUNT_API_URL';
   const baseUrl = flags.baseUrl ?? (env[urlVariable] || undefined);
   if (baseUrl !== undefined && !/^https?:$/.test(URL.parse(baseUrl)?.protocol ?? '')) {
-    throw new ConfigError(`The base URL (--base-url or ${urlVariable}) must be an http:// or https:// URL such as http://localhost:8080; got '${baseUrl}'.`);
+    throw new ConfigError(`The base URL (--base-url or ${urlVariable}) must be an http:// or https:// URL such as http://localhost:8080; got '${baseUrl}'.`, {
+      flag: flags.baseUrl === undefined ? undefined : '--base-url',
+    });
   }
   const username = flags.username ?? (env.ACCOUNT_API_USERNAME || undefined);
   const apiKey = flags.apiKey ?? (env.ACCOUNT_API_KEY || undefined);
   if ((username === undefined) !== (apiKey === undefined)) {
-    throw new ConfigError(
+    // The half that was given says whose mistake it is: the command line's, or the environment's.
+    const [message, flag] =
       username === undefined
-        ? 'An API key was given without a username: add --username (or ACCOUNT_API_USERNAME).'
-        : 'A username was given without an API key: add --api-key (or ACCOUNT_API_KEY).',
-    );
+        ? ['An API key was given without a username: add --username (or ACCOUNT_API_USERNAME).', flags.apiKey === undefined ? undefined : '--api-key']
+        : ['A username was given without an API key: add --api-key (or ACCOUNT_API_KEY).', flags.username === undefined ? undefined : '--username'];
+    throw new ConfigError(message, { flag });
   }
-  if (username?.includes(':')) throw new ConfigError(`A username cannot contain ':' (HTTP Basic could not send it); got '${username}'.`);
+  if (username?.includes(':')) {
+    throw new ConfigError(`A username cannot contain ':' (HTTP Basic could not send it); got '${username}'.`, {
+      flag: flags.username === undefined ? undefined : '--username',
+    });
+  }
   return {
     baseUrl,
     sandbox,
     credentials: username === undefined || apiKey === undefined ? null : { username, apiKey },
-    timeoutMs: integer('--timeout-ms', flags.timeoutMs, 10_000, 1, 600_000),
-    retries: integer('--retries', flags.retries, 0, 0, 10),
+    timeoutMs: integer({ flag: '--timeout-ms' }, flags.timeoutMs, 10_000, 1, 600_000),
+    retries: integer({ flag: '--retries' }, flags.retries, 0, 0, 10),
   };
 }

@@ -1,4 +1,4 @@
-// Process entry: runs the account-api command line (serve, migrate, users, keys) and exits with its status.
+// Process entry: runs the account-api command line (serve, migrate, users, keys, backup, call) and exits with its status.
 import { runCli } from './cli/run-cli.ts';
 
 process.exitCode = await runCli(process.argv.slice(2), {

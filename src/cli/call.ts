@@ -2,25 +2,32 @@
 import { AccountApiClient, AccountApiError } from '../../client/src/index.ts';
 import { loadCallConfig, type CallConfig } from '../config.ts';
 import { printJson, printLine, UsageError, type CliContext, type CliFlags } from './cli-context.ts';
+import { commandName, type CommandGroup, type CommandSpec, type FlagName, type FlagSpec } from './command-spec.ts';
 
-export const CALL_USAGE = `account-api call hello [--name NAME]
-account-api call user get
-account-api call user set --name NAME
-account-api call settings get
-account-api call settings set --timezone TZ
-account-api call timezones [--search TEXT]`;
-
-export const CALL_OPTIONS = `call sends one request to a running server and opens no database. It takes
-  --base-url URL      without /api/v0 (default: ACCOUNT_API_URL, else http://localhost:8080; with --sandbox:
-                      ACCOUNT_API_SANDBOX_URL, else http://localhost:8081)
-  --username NAME     with --api-key KEY: HTTP Basic credentials (default: ACCOUNT_API_USERNAME, ACCOUNT_API_KEY)
-  --sandbox           the sandbox: sandbox keys only (also ACCOUNT_API_SANDBOX=1)
-  --timeout-ms MS     per attempt (default 10000)
-  --retries N         retries on 429 and 503, each waiting as Retry-After asks, at most 30 s (default 0: reported at once)
-  --json              the server's whole envelope {status, messages, meta, data}; with --search, data holds the matches only`;
-
-/** The flags that only `call` reads; the other commands refuse them, and `call` refuses theirs. */
-export const CALL_FLAGS = ['base-url', 'username', 'api-key', 'timeout-ms', 'retries', 'search'] as const;
+/** Where the server is, who calls and how patiently: every call takes these. */
+const CONNECTION_FLAGS = {
+  'base-url': {
+    type: 'string',
+    value: 'URL',
+    help: 'the server, without /api/v0 (default: ACCOUNT_API_URL, else http://localhost:8080; with --sandbox: ACCOUNT_API_SANDBOX_URL, else http://localhost:8081)',
+    shared: true,
+  },
+  username: {
+    type: 'string',
+    value: 'NAME',
+    help: 'with --api-key, the HTTP Basic credentials (default: ACCOUNT_API_USERNAME and ACCOUNT_API_KEY, which ps and shell history do not show)',
+    shared: true,
+  },
+  'api-key': { type: 'string', value: 'KEY', help: 'the API key of --username (default: ACCOUNT_API_KEY)', shared: true },
+  sandbox: { type: 'boolean', help: 'call the sandbox, with sandbox keys only (also ACCOUNT_API_SANDBOX=1)', shared: true },
+  'timeout-ms': { type: 'string', value: 'MS', help: 'per attempt (default 10000)', shared: true },
+  retries: { type: 'string', value: 'N', help: 'retries on 429 and 503, each waiting as Retry-After asks, at most 30 s (default 0: reported at once)', shared: true },
+  json: {
+    type: 'boolean',
+    help: "the server's whole envelope {status, messages, meta, data}; a failure is {\"error\": {status, code, field, message}} on stderr",
+    shared: true,
+  },
+} as const satisfies Partial<Record<FlagName, FlagSpec>>;
 
 /** What a call answered: the envelope as sent (for --json) and the lines a person reads. */
 interface Answer {
@@ -35,60 +42,97 @@ function fieldLines(envelope: { readonly data: object }): Answer {
   return { envelope, lines: Object.entries(envelope.data).map(([field, value]) => `${field}: ${String(value)}`) };
 }
 
-function refuseFlags(command: string, flags: CliFlags, names: readonly ('name' | 'timezone' | 'search')[]): void {
-  for (const name of names) {
-    if (flags[name] !== undefined) throw new UsageError(`--${name} does not apply to 'call ${command}'\n${CALL_USAGE}`);
-  }
+interface Call {
+  readonly spec: CommandSpec;
+  /** Every call but hello: sending it without credentials could only be answered 401. */
+  readonly needsCredentials: boolean;
+  /** The request, from flags the parser has checked (a required one is there). */
+  plan(flags: CliFlags): Send;
 }
 
-function required(command: string, value: string | undefined, flag: string): string {
-  if (value === undefined) throw new UsageError(`'call ${command}' needs ${flag}\n${CALL_USAGE}`);
-  return value;
-}
-
-/** The request the words and flags ask for; a UsageError, before anything is sent, when they ask for none. */
-function planCall(words: readonly string[], flags: CliFlags): Send {
-  const command = words.join(' ');
-  switch (command) {
-    case 'hello': {
-      refuseFlags(command, flags, ['timezone', 'search']);
-      const name = flags.name;
-      return async (client) => fieldLines(name === undefined ? await client.envelope('GET /hello') : await client.envelope('POST /hello', { name }));
-    }
-    case 'user get':
-      refuseFlags(command, flags, ['name', 'timezone', 'search']);
-      return async (client) => fieldLines(await client.envelope('GET /user'));
-    case 'user set': {
-      refuseFlags(command, flags, ['timezone', 'search']);
-      const name = required(command, flags.name, '--name NAME');
-      return async (client) => fieldLines(await client.envelope('POST /user', { name }));
-    }
-    case 'settings get':
-      refuseFlags(command, flags, ['name', 'timezone', 'search']);
-      return async (client) => fieldLines(await client.envelope('GET /settings'));
-    case 'settings set': {
-      refuseFlags(command, flags, ['name', 'search']);
-      const timezone = required(command, flags.timezone, '--timezone TZ');
-      return async (client) => fieldLines(await client.envelope('POST /settings', { timezone }));
-    }
-    case 'timezones': {
-      refuseFlags(command, flags, ['name', 'timezone']);
+const CALLS: readonly Call[] = [
+  {
+    spec: {
+      words: ['call', 'hello'],
+      args: [],
+      summary: 'GET /hello: the display name of the caller, World without credentials; with --name, POST /hello echoes the name.',
+      flags: { name: { type: 'string', value: 'NAME', help: 'POST /hello with this name' }, ...CONNECTION_FLAGS },
+      examples: ['npx account-api call hello --name "Ada Lovelace"'],
+    },
+    needsCredentials: false,
+    plan: ({ name }) => async (client) => fieldLines(name === undefined ? await client.envelope('GET /hello') : await client.envelope('POST /hello', { name })),
+  },
+  {
+    spec: {
+      words: ['call', 'user', 'get'],
+      args: [],
+      summary: 'GET /user: the account of the caller.',
+      flags: CONNECTION_FLAGS,
+      examples: ['ACCOUNT_API_USERNAME=alice ACCOUNT_API_KEY=$KEY npx account-api call user get'],
+    },
+    needsCredentials: true,
+    plan: () => async (client) => fieldLines(await client.envelope('GET /user')),
+  },
+  {
+    spec: {
+      words: ['call', 'user', 'set'],
+      args: [],
+      summary: "POST /user: changes the caller's display name.",
+      flags: { name: { type: 'string', value: 'NAME', help: 'the new display name', required: true }, ...CONNECTION_FLAGS },
+      examples: ['npx account-api call user set --name "Alice Liddell"'],
+    },
+    needsCredentials: true,
+    plan: ({ name }) => async (client) => fieldLines(await client.envelope('POST /user', { name: name! })),
+  },
+  {
+    spec: {
+      words: ['call', 'settings', 'get'],
+      args: [],
+      summary: "GET /settings: the caller's timezone.",
+      flags: CONNECTION_FLAGS,
+      examples: ['npx account-api call settings get --json'],
+    },
+    needsCredentials: true,
+    plan: () => async (client) => fieldLines(await client.envelope('GET /settings')),
+  },
+  {
+    spec: {
+      words: ['call', 'settings', 'set'],
+      args: [],
+      summary: "POST /settings: changes the caller's timezone.",
+      flags: { timezone: { type: 'string', value: 'TZ', help: 'an IANA timezone such as Europe/Paris', required: true }, ...CONNECTION_FLAGS },
+      examples: ['npx account-api call settings set --timezone Europe/Paris'],
+    },
+    needsCredentials: true,
+    plan: ({ timezone }) => async (client) => fieldLines(await client.envelope('POST /settings', { timezone: timezone! })),
+  },
+  {
+    spec: {
+      words: ['call', 'timezones'],
+      args: [],
+      summary: 'GET /settings/timezones: every valid timezone, one a line, in the server\'s order.',
+      flags: { search: { type: 'string', value: 'TEXT', help: 'only the names that contain TEXT, ignoring case' }, ...CONNECTION_FLAGS },
+      examples: ['npx account-api call timezones --search par'],
+    },
+    needsCredentials: true,
+    plan: (flags) => {
       const search = flags.search?.toLowerCase();
       return async (client) => {
         const envelope = await client.envelope('GET /settings/timezones');
         const data = search === undefined ? envelope.data : envelope.data.filter((zone) => zone.toLowerCase().includes(search));
         return { envelope: { ...envelope, data }, lines: data };
       };
-    }
-    default: {
-      const known = ['hello', 'user', 'settings', 'timezones'];
-      const group = words[0];
-      const problem =
-        group === undefined ? 'which call?' : known.includes(group) ? `'call ${command}' is not a call` : `unknown call '${group}'`;
-      throw new UsageError(`${problem}\n${CALL_USAGE}`);
-    }
-  }
-}
+    },
+  },
+];
+
+export const CALL: CommandGroup = {
+  name: 'call',
+  summary:
+    'One request to a running server through the typed client, printed for people (or, with --json, its envelope). It opens no ' +
+    'database, so it works from any machine that reaches the server.',
+  commands: CALLS.map((call) => call.spec),
+};
 
 function clientFor(config: CallConfig): AccountApiClient {
   try {
@@ -128,9 +172,11 @@ function reportApiError(error: AccountApiError, context: CliContext): void {
   context.stderr.write(`account-api: ${error.message} (${details.join(', ')})\n`);
 }
 
-/** Runs `call <words>`: 0 on success; 1, with the server's message on stderr, when the call fails. */
-export async function callCommand(context: CliContext): Promise<number> {
-  const send = planCall(context.args, context.flags);
+/** Runs one call: 0 on success; 1, with the server's message on stderr, when the call fails. */
+export async function callCommand(context: CliContext, command: CommandSpec): Promise<number> {
+  const call = CALLS.find((candidate) => candidate.spec === command);
+  if (call === undefined) throw new Error(`call has no command '${commandName(command)}'`);
+  const send = call.plan(context.flags);
   const { flags } = context;
   const config = loadCallConfig(context.env, {
     baseUrl: flags['base-url'],
@@ -140,6 +186,11 @@ export async function callCommand(context: CliContext): Promise<number> {
     timeoutMs: flags['timeout-ms'],
     retries: flags.retries,
   });
+  if (call.needsCredentials && config.credentials === null) {
+    throw new UsageError(
+      `'${commandName(command)}' needs credentials: give --username NAME and --api-key KEY, or set ACCOUNT_API_USERNAME and ACCOUNT_API_KEY`,
+    );
+  }
   let answer: Answer;
   try {
     answer = await send(clientFor(config));

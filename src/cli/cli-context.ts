@@ -24,6 +24,8 @@ export interface CliFlags {
   readonly 'store-fail-fast': boolean;
   /** `migrate` only: the operator decides the environment of a database whose keys are of both. */
   readonly 'record-environment': boolean;
+  /** `backup` only: replace the file if it exists. */
+  readonly force: boolean;
   // `call` only: where the server is, who calls, how patiently, and what to keep of the timezone list.
   readonly 'base-url'?: string;
   readonly username?: string;
@@ -39,9 +41,24 @@ export interface CliContext extends CliIo {
   readonly args: readonly string[];
 }
 
-/** Wrong words on the command line: exit status 2 and the usage text. */
+export interface UsageErrorOptions {
+  /** The command whose --help the one-line message points to (`keys create`); the command being run when not given. */
+  readonly command?: string;
+  /** Printed after the message when the words themselves were wrong: which words are right. */
+  readonly usage?: string;
+}
+
+/** Wrong words, flags or values on the command line: exit status 2, one line saying what and where to look. */
 export class UsageError extends Error {
   override name = 'UsageError';
+  readonly command: string | undefined;
+  readonly usage: string | undefined;
+
+  constructor(message: string, options: UsageErrorOptions = {}) {
+    super(message);
+    this.command = options.command;
+    this.usage = options.usage;
+  }
 }
 
 export function printJson(context: CliContext, value: unknown): void {
@@ -62,11 +79,4 @@ export function printTable(context: CliContext, headers: readonly string[], rows
       .trimEnd();
   printLine(context, line(headers));
   for (const row of rows) printLine(context, line(row));
-}
-
-export function requireArgs(context: CliContext, names: readonly string[], usage: string): string[] {
-  if (context.args.length !== names.length) {
-    throw new UsageError(`expected ${names.map((name) => `<${name}>`).join(' ') || 'no arguments'}: ${usage}`);
-  }
-  return [...context.args];
 }

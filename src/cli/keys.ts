@@ -2,11 +2,37 @@
 import { issueKey, KEY_ID_PATTERN } from '../domain/api-keys.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { ApiKeyRecord, Store } from '../store/store.ts';
-import { printJson, printLine, printTable, requireArgs, UsageError, type CliContext } from './cli-context.ts';
+import { printJson, printLine, printTable, UsageError, type CliContext } from './cli-context.ts';
+import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
 
-export const KEYS_USAGE = `account-api keys create <username> [--label LABEL]
-account-api keys list <username>
-account-api keys revoke <key-id>`;
+export const KEYS: CommandGroup = {
+  name: 'keys',
+  summary: "API keys: issued for an account, shown once (only a hash is stored), listed and revoked by their id.",
+  commands: [
+    {
+      words: ['keys', 'create'],
+      args: ['username'],
+      summary:
+        'Issues an API key for the account and prints it alone on stdout, this once; with --sandbox (or ACCOUNT_API_SANDBOX=1), a sandbox key.',
+      flags: { label: { type: 'string', value: 'LABEL', help: 'a note to tell keys apart (at most 100 characters)' }, ...DATABASE_FLAGS },
+      examples: ['KEY=$(npx account-api keys create alice --label ci-runner)'],
+    },
+    {
+      words: ['keys', 'list'],
+      args: ['username'],
+      summary: "Lists the account's keys: id, prefix, label, created, last used, revoked; never the secret.",
+      flags: DATABASE_FLAGS,
+      examples: ['npx account-api keys list alice'],
+    },
+    {
+      words: ['keys', 'revoke'],
+      args: ['key-id'],
+      summary: "Revokes a key by its id (the 12 characters after the prefix, as 'keys list' shows); servers refuse it from the next request.",
+      flags: DATABASE_FLAGS,
+      examples: ['npx account-api keys revoke 3kTqv9ZbW2aX'],
+    },
+  ],
+};
 
 const LABEL_MAX_LENGTH = 100;
 
@@ -25,7 +51,7 @@ function keyJson(key: ApiKeyRecord) {
 export async function keysCommand(command: string | undefined, context: CliContext, store: Store): Promise<void> {
   switch (command) {
     case 'create': {
-      const [username] = requireArgs(context, ['username'], KEYS_USAGE) as [string];
+      const [username] = context.args as [string];
       const label = context.flags.label ?? null;
       if (label !== null && (label.length > LABEL_MAX_LENGTH || /\p{Cc}/u.test(label))) {
         throw new DomainError('invalid', 'invalid_label', `A label is at most ${LABEL_MAX_LENGTH} characters, without control characters.`);
@@ -44,7 +70,7 @@ export async function keysCommand(command: string | undefined, context: CliConte
       return;
     }
     case 'list': {
-      const [username] = requireArgs(context, ['username'], KEYS_USAGE) as [string];
+      const [username] = context.args as [string];
       const keys = await store.listKeys(username);
       if (context.flags.json) return printJson(context, keys.map(keyJson));
       if (keys.length === 0) return printLine(context, `${username} has no API keys.`);
@@ -56,7 +82,7 @@ export async function keysCommand(command: string | undefined, context: CliConte
       return;
     }
     case 'revoke': {
-      const [keyId] = requireArgs(context, ['key-id'], KEYS_USAGE) as [string];
+      const [keyId] = context.args as [string];
       if (!KEY_ID_PATTERN.test(keyId)) {
         throw new UsageError(`'${keyId}' is not a key id: a key id is the 12 characters after the prefix, as 'keys list' shows`);
       }
@@ -65,6 +91,6 @@ export async function keysCommand(command: string | undefined, context: CliConte
       return printLine(context, `Revoked key ${key.keyId} of ${key.username}; servers refuse it from now on.`);
     }
     default:
-      throw new UsageError(command === undefined ? `which keys command?\n${KEYS_USAGE}` : `unknown keys command '${command}'\n${KEYS_USAGE}`);
+      throw new Error(`keys has no command '${command}'`);
   }
 }

@@ -1,140 +1,101 @@
-// The account-api command line: parses words and flags, opens the store (not for `call`), runs one command, returns an exit status.
-import { parseArgs } from 'node:util';
+// The account-api command line: finds the command argv names, opens what it needs (the store, not for `call`), runs it, returns an exit status.
+import packageJson from '../../package.json' with { type: 'json' };
 import { ConfigError, loadConfig } from '../config.ts';
-import type { KeyEnvironment } from '../domain/api-keys.ts';
 import { isDomainError } from '../domain/errors.ts';
-import type { EnvironmentSource } from '../store/deployment.ts';
 import { openStore } from '../store/open-store.ts';
-import { callCommand, CALL_FLAGS, CALL_OPTIONS, CALL_USAGE } from './call.ts';
-import { UsageError, type CliContext, type CliFlags, type CliIo } from './cli-context.ts';
-import { keysCommand, KEYS_USAGE } from './keys.ts';
-import { serveCommand } from './serve.ts';
-import { usersCommand, USERS_USAGE } from './users.ts';
+import { BACKUP, backupCommand } from './backup.ts';
+import { CALL, callCommand } from './call.ts';
+import { UsageError, type CliContext, type CliIo } from './cli-context.ts';
+import { commandName, synopsis, type CommandGroup } from './command-spec.ts';
+import { KEYS, keysCommand } from './keys.ts';
+import { MIGRATE, migrateCommand } from './migrate.ts';
+import { parseCommandLine } from './parse-command-line.ts';
+import { SERVE, serveCommand } from './serve.ts';
+import { USERS, usersCommand } from './users.ts';
 
-const USAGE = `Usage:
-account-api serve [--sandbox] [--port PORT] [--host HOST] [--workers N] [--database-url URL] [--store-fail-fast]
-account-api migrate [--record-environment]
-${USERS_USAGE}
-${KEYS_USAGE}
-${CALL_USAGE}
+/** Every command, in the order --help lists them. */
+export const COMMAND_GROUPS: readonly CommandGroup[] = [SERVE, MIGRATE, USERS, KEYS, BACKUP, CALL];
 
-Every command takes --json (machine output) and --sandbox (the sandbox database and sandbox keys; for call, the sandbox server).
+export const OVERVIEW = `account-api ${packageJson.version}: the account API server and the commands that run it.
+
+Usage:
+${COMMAND_GROUPS.flatMap((group) => group.commands.map((command) => `  ${synopsis(command)}`)).join('\n')}
+
+Every command takes --json (machine output) and --sandbox (the sandbox's database and keys; for call, the sandbox server).
 Every command but call takes --database-url URL (default: DATABASE_URL, else sqlite:./data/account-api.db).
-serve keeps trying a PostgreSQL that does not answer at start, answering 503 meanwhile; --store-fail-fast (STORE_FAIL_FAST=1) exits instead.
-Each database records whether it is live or the sandbox's; a command or server of the other environment refuses it.
-migrate --record-environment records this command's environment (live, or the sandbox with --sandbox) in a database that
-holds keys of both environments and so could not be told apart; it never replaces an environment already recorded.
+call takes --base-url URL, --username NAME with --api-key KEY, --timeout-ms MS and --retries N
+(default: ACCOUNT_API_URL, ACCOUNT_API_USERNAME, ACCOUNT_API_KEY).
+Exit status: 0 done; 1 refused (the message says why); 2 a wrong command line.
 
-${CALL_OPTIONS}`;
-
-/** Flags of the commands that work on the database, which `call` never opens. */
-const STORE_FLAGS = ['database-url', 'premium', 'label', 'port', 'host', 'workers', 'store-fail-fast', 'record-environment'] as const;
-
-function parse(argv: readonly string[]): { words: string[]; flags: CliFlags; help: boolean } {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      json: { type: 'boolean', default: false },
-      sandbox: { type: 'boolean', default: false },
-      'database-url': { type: 'string' },
-      name: { type: 'string' },
-      timezone: { type: 'string' },
-      premium: { type: 'boolean', default: false },
-      label: { type: 'string' },
-      port: { type: 'string' },
-      host: { type: 'string' },
-      workers: { type: 'string' },
-      'store-fail-fast': { type: 'boolean', default: false },
-      'base-url': { type: 'string' },
-      username: { type: 'string' },
-      'api-key': { type: 'string' },
-      'timeout-ms': { type: 'string' },
-      retries: { type: 'string' },
-      search: { type: 'string' },
-      'record-environment': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  const { help, ...flags } = values;
-  return { words: positionals, flags: flags as CliFlags, help: help === true };
-}
+'account-api <command> --help' (or 'account-api help <command>') shows a command's flags and an example;
+'account-api --version' its version.`;
 
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
+  let line: ReturnType<typeof parseCommandLine>;
   try {
-    parsed = parse(argv);
+    line = parseCommandLine(argv, COMMAND_GROUPS, OVERVIEW);
   } catch (error) {
-    io.stderr.write(`account-api: ${(error as Error).message}\n\n${USAGE}\n`);
-    return 2;
+    // The flags could not be read, so --json is taken as written.
+    return reportFailure(error, io, argv.includes('--json'), undefined);
   }
-  const [command, ...rest] = parsed.words;
-  if (parsed.help || command === undefined || command === 'help') {
-    (command === undefined && !parsed.help ? io.stderr : io.stdout).write(`${USAGE}\n`);
-    return command === undefined && !parsed.help ? 2 : 0;
+  if (line.kind === 'help') {
+    io.stdout.write(`${line.text}\n`);
+    return 0;
+  }
+  if (line.kind === 'version') {
+    io.stdout.write(argv.includes('--json') ? `${JSON.stringify({ version: packageJson.version })}\n` : `${packageJson.version}\n`);
+    return 0;
   }
 
-  const json = parsed.flags.json;
+  const { group, command, args } = line;
   try {
-    // One option table serves every command, so each refuses the flags it would silently ignore.
-    for (const flag of command === 'call' ? STORE_FLAGS : CALL_FLAGS) {
-      const value = parsed.flags[flag];
-      if (value !== undefined && value !== false) throw new UsageError(`--${flag} does not apply to '${command}'`);
-    }
     // Before loadConfig: call needs neither the server's configuration nor its database.
-    if (command === 'call') return await callCommand({ ...io, flags: parsed.flags, args: rest });
-    if (parsed.flags['record-environment'] && command !== 'migrate') throw new UsageError(`--record-environment does not apply to '${command}'`);
-    const config = loadConfig(io.env, {
-      sandbox: parsed.flags.sandbox,
-      databaseUrl: parsed.flags['database-url'],
-      port: parsed.flags.port,
-      host: parsed.flags.host,
-      workers: parsed.flags.workers,
-      storeFailFast: parsed.flags['store-fail-fast'],
-    });
-    if (command === 'serve') return await serveCommand({ ...io, flags: parsed.flags, args: rest }, config);
-    const grouped = command === 'users' || command === 'keys';
+    if (group === CALL) return await callCommand({ ...io, flags: line.flags, args }, command);
+    const config = loadConfig(
+      io.env,
+      {
+        sandbox: line.flags.sandbox,
+        databaseUrl: line.flags['database-url'],
+        port: line.flags.port,
+        host: line.flags.host,
+        workers: line.flags.workers,
+        storeFailFast: line.flags['store-fail-fast'],
+      },
+      io.cwd,
+    );
     // ACCOUNT_API_SANDBOX=1 selects the sandbox as --sandbox does: its keys must be sandbox keys too, not live keys in its database.
-    const flags = { ...parsed.flags, sandbox: config.environment === 'sandbox' };
-    const context: CliContext = { ...io, flags, args: grouped ? rest.slice(1) : rest };
-    if (!['migrate', 'users', 'keys'].includes(command)) throw new UsageError(`unknown command '${command}'`);
+    const context: CliContext = { ...io, flags: { ...line.flags, sandbox: config.environment === 'sandbox' }, args };
+    if (group === SERVE) return await serveCommand({ ...io, flags: line.flags, args }, config);
+    if (group === BACKUP) {
+      await backupCommand(context, config);
+      return 0;
+    }
     const store = openStore(config);
     try {
-      if (command === 'migrate') {
-        const report = await store.migrate({ recordEnvironment: parsed.flags['record-environment'] });
-        if (json) {
-          const { applied, current, environment, environmentRecorded } = report;
-          io.stdout.write(`${JSON.stringify({ applied, current, environment, environment_recorded: environmentRecorded })}\n`);
-        } else {
-          io.stdout.write(report.applied.length === 0 ? `Schema is up to date (version ${report.current}).\n` : `Applied migrations ${report.applied.join(', ')}; schema is at version ${report.current}.\n`);
-          if (report.environmentRecorded !== null) io.stdout.write(`${RECORDED[report.environmentRecorded](report.environment)}\n`);
-        }
+      if (group === MIGRATE) {
+        await migrateCommand(context, store);
         return 0;
       }
-      // Commands other than migrate also bring a fresh database up to date, so the first `users create` just works.
+      // The other commands bring a fresh database up to date too, so the first `users create` just works.
       await store.migrate();
-      if (command === 'users') await usersCommand(rest[0], context, store);
-      else await keysCommand(rest[0], context, store);
+      if (group === USERS) await usersCommand(command.words[1], context, store);
+      else await keysCommand(command.words[1], context, store);
       return 0;
     } finally {
       await store.close();
     }
   } catch (error) {
-    return reportFailure(error, io, json);
+    return reportFailure(error, io, line.flags.json, commandName(command));
   }
 }
 
-/** What migrate tells the operator when it has just recorded the database's environment, by how it decided. */
-const RECORDED: Readonly<Record<EnvironmentSource, (environment: KeyEnvironment) => string>> = {
-  api_keys: (environment) => `Recorded in the database that it is ${environment === 'live' ? 'the live database' : "the sandbox's"}: every API key it holds is a ${environment} key.`,
-  migrator: (environment) =>
-    `Recorded in the database that it is ${environment === 'live' ? 'the live database' : "the sandbox's"}: it held no API key, so it belongs to whoever migrated it first.`,
-  operator: (environment) => `Recorded in the database that it is ${environment === 'live' ? 'the live database' : "the sandbox's"}, as --record-environment asked.`,
-};
-
-function reportFailure(error: unknown, io: CliIo, json: boolean): number {
-  const usage = error instanceof UsageError;
+/**
+ * Usage errors (a flag's refused value included) exit 2, refusals 1. Each is one line, pointing to the command's --help;
+ * words that name no command are followed by the ones that do.
+ */
+function reportFailure(error: unknown, io: CliIo, json: boolean, command: string | undefined): number {
+  const flagValue = error instanceof ConfigError && error.flag !== undefined;
+  const usage = error instanceof UsageError || flagValue;
   const known = usage || error instanceof ConfigError || isDomainError(error);
   const code = isDomainError(error) ? error.code : usage ? 'usage' : error instanceof ConfigError ? 'config' : 'internal_error';
   let message = known ? (error as Error).message : `unexpected failure: ${(error as Error)?.stack ?? String(error)}`;
@@ -142,7 +103,10 @@ function reportFailure(error: unknown, io: CliIo, json: boolean): number {
   if (isDomainError(error) && error.kind === 'unavailable' && error.cause instanceof Error && error.cause.message) {
     message += ` (${error.cause.message})`;
   }
+  const shownUsage = error instanceof UsageError ? error.usage : undefined;
+  const helpFor = error instanceof UsageError ? (error.command ?? command) : command;
+  if (usage && shownUsage === undefined && helpFor !== undefined) message = `${message.replace(/(?<!\.)\.$/, '')}; see 'account-api ${helpFor} --help'`;
   if (json) io.stderr.write(`${JSON.stringify({ error: { code, message } })}\n`);
-  else io.stderr.write(`account-api: ${message}\n${error instanceof UsageError && !message.includes('\n') ? `\n${USAGE}\n` : ''}`);
+  else io.stderr.write(`account-api: ${message}\n${shownUsage === undefined ? '' : `\n${shownUsage}\n`}`);
   return usage ? 2 : 1;
 }

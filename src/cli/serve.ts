@@ -6,8 +6,34 @@ import type { Config } from '../config.ts';
 import { startServer } from '../server.ts';
 import { announce, announceStore } from './announce.ts';
 import type { CliContext } from './cli-context.ts';
+import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
 import { catchSignals } from './signals.ts';
 import { STOP_ACCEPTING, STOPPED_ACCEPTING, STORE_PREPARED, superviseWorkers } from './serve-workers.ts';
+
+export const SERVE: CommandGroup = {
+  name: 'serve',
+  summary: 'The HTTP service.',
+  commands: [
+    {
+      words: ['serve'],
+      args: [],
+      summary:
+        'Serves the API until SIGTERM or SIGINT, then finishes the requests in flight and exits 0. It migrates the database first. ' +
+        'A PostgreSQL that does not answer at start is retried meanwhile (503 store_unavailable) unless --store-fail-fast. ' +
+        'Every other setting is an environment variable (README, docs/operations.md).',
+      flags: {
+        sandbox: { type: 'boolean', help: "the sandbox: its own database and port (8081), sandbox keys only (also ACCOUNT_API_SANDBOX=1)" },
+        port: { type: 'string', value: 'PORT', help: 'the port to listen on, 0 for any free one (default: PORT, else 8080; sandbox 8081)' },
+        host: { type: 'string', value: 'HOST', help: 'the address to listen on (default: HOST, else 0.0.0.0)' },
+        workers: { type: 'string', value: 'N', help: 'processes sharing the port, 1 to 64 (default: WORKERS, else 1)' },
+        'database-url': { ...DATABASE_FLAGS['database-url'], shared: false },
+        'store-fail-fast': { type: 'boolean', help: 'exit 1 when the database does not answer at start, instead of waiting (also STORE_FAIL_FAST=1)' },
+        json: DATABASE_FLAGS.json,
+      },
+      examples: ['npx account-api serve --port 8080', 'npx account-api serve --sandbox', 'DATABASE_URL=postgres://... npx account-api serve --workers 2'],
+    },
+  ],
+};
 
 /** Returns the exit status: 0 after a clean shutdown. */
 export async function serveCommand(context: CliContext, config: Config): Promise<number> {

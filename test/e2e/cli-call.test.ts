@@ -212,14 +212,28 @@ describe('a refused call exits 1 with the server message', () => {
     assert.deepEqual(jsonError(json), { error: { status: 403, code: 'premium_required', field: null, message: direct.message } });
   });
 
-  test('no credentials: call user get gets the server credentials_required message', async () => {
-    const direct = failureMessage(await call('GET', `${live.api}/user`));
-    assert.equal(direct.code, 'credentials_required');
-    const result = await expectExit(['call', 'user', 'get'], 1, envFor());
-    assert.ok(result.stderr.includes(direct.message), `stderr should carry "${direct.message}": ${result.stderr}`);
-    assert.match(result.stderr, /\b401 credentials_required\b/);
-    const json = await expectExit(['call', 'user', 'get', '--json'], 1, envFor());
-    assert.deepEqual(jsonError(json), { error: { status: 401, code: 'credentials_required', field: null, message: direct.message } });
+  test('no credentials: every call but hello exits 2 before sending, saying in one line how to give them', async () => {
+    const calls = [
+      ['call', 'user', 'get'],
+      ['call', 'user', 'set', '--name', 'B'],
+      ['call', 'settings', 'get'],
+      ['call', 'settings', 'set', '--timezone', 'UTC'],
+      ['call', 'timezones'],
+    ];
+    // Nothing listens at port 9: a call that were sent would fail with network_error, not with this.
+    for (const args of calls) {
+      const result = await expectExit(args, 2, { ACCOUNT_API_URL: 'http://127.0.0.1:9' });
+      assert.equal(result.stdout, '');
+      assert.equal(result.stderr.trimEnd().split('\n').length, 1, `one line; ${describeRun(args, result)}`);
+      for (const way of ['--username', '--api-key', 'ACCOUNT_API_USERNAME', 'ACCOUNT_API_KEY']) {
+        assert.ok(result.stderr.includes(way), `the message should name ${way}; ${describeRun(args, result)}`);
+      }
+      assert.doesNotMatch(result.stderr, /network_error/, `nothing may be sent without credentials; ${describeRun(args, result)}`);
+    }
+    const json = await expectExit(['call', 'user', 'get', '--json'], 2, envFor());
+    const error = (jsonError(json) as { error: { code: string; message: string } }).error;
+    assert.equal(error.code, 'usage');
+    assert.match(error.message, /ACCOUNT_API_USERNAME/);
   });
 
   test('a wrong key: 401 invalid_credentials', async () => {
@@ -252,17 +266,32 @@ describe('connection settings', () => {
     assert.equal(other.code, 1, `users list should refuse that DATABASE_URL, or this test proves nothing; ${describeRun(['users', 'list'], other)}`);
   });
 
-  test('a username without a key, a key without a username, or a base URL that is not http(s): exit 1 with what to fix', async () => {
+  test('a flag with a wrong value or without its other half: exit 2 with what to fix, naming the flag', async () => {
     const cases: Array<[readonly string[], NodeJS.ProcessEnv, RegExp]> = [
       [['call', 'user', 'get', '--username', 'alice'], { ACCOUNT_API_URL: live.url }, /--api-key/],
-      [['call', 'user', 'get'], { ACCOUNT_API_URL: live.url, ACCOUNT_API_KEY: alice.key }, /--username/],
-      [['call', 'hello', '--base-url', 'localhost:8080'], {}, /http/],
+      [['call', 'user', 'get', '--api-key', alice.key], { ACCOUNT_API_URL: live.url }, /--username/],
+      [['call', 'user', 'get', '--username', 'a:b', '--api-key', alice.key], { ACCOUNT_API_URL: live.url }, /:/],
+      [['call', 'hello', '--base-url', 'localhost:8080'], {}, /--base-url/],
       [['call', 'hello', '--timeout-ms', 'soon'], envFor(), /--timeout-ms/],
       [['call', 'hello', '--retries', 'many'], envFor(), /--retries/],
     ];
     for (const [args, env, said] of cases) {
-      const result = await expectExit(args, 1, env);
+      const result = await expectExit(args, 2, env);
       assert.match(result.stderr, said, describeRun(args, result));
+      assert.match(result.stderr, /see 'account-api call (hello|user get) --help'/, describeRun(args, result));
+    }
+  });
+
+  test('the same mistakes in the environment: exit 1 with what to fix, naming the variable', async () => {
+    const cases: Array<[readonly string[], NodeJS.ProcessEnv, RegExp]> = [
+      [['call', 'user', 'get'], { ACCOUNT_API_URL: live.url, ACCOUNT_API_USERNAME: 'alice' }, /ACCOUNT_API_KEY/],
+      [['call', 'user', 'get'], { ACCOUNT_API_URL: live.url, ACCOUNT_API_KEY: alice.key }, /ACCOUNT_API_USERNAME/],
+      [['call', 'hello'], { ACCOUNT_API_URL: 'localhost:8080' }, /ACCOUNT_API_URL/],
+    ];
+    for (const [args, env, said] of cases) {
+      const result = await expectExit([...args, '--json'], 1, env);
+      assert.match(result.stderr, said, describeRun(args, result));
+      assert.equal((jsonError(result) as { error: { code: string } }).error.code, 'config', describeRun(args, result));
     }
   });
 
@@ -328,19 +357,11 @@ describe('retries', () => {
 });
 
 describe('the command line', () => {
-  test('wrong words or flags exit 2 with the usage of call', async () => {
+  test('words that name no call exit 2 with the usage of call', async () => {
     const cases: Array<[readonly string[], RegExp]> = [
       [['call'], /which call/],
       [['call', 'frobnicate'], /frobnicate/],
       [['call', 'user'], /call user/],
-      [['call', 'user', 'get', 'extra'], /call user get extra/],
-      [['call', 'user', 'set'], /--name/],
-      [['call', 'settings', 'set'], /--timezone/],
-      [['call', 'user', 'get', '--search', 'x'], /--search/],
-      [['call', 'timezones', '--timezone', 'UTC'], /--timezone/],
-      [['call', 'hello', '--port', '1'], /--port/],
-      [['call', 'hello', '--frobnicate'], /--frobnicate/],
-      [['users', 'list', '--api-key', 'x'], /--api-key/],
     ];
     for (const [args, said] of cases) {
       const result = await expectExit(args, 2, envFor(alice));
@@ -350,10 +371,39 @@ describe('the command line', () => {
     }
   });
 
+  test("a wrong flag or argument exits 2 with one line naming it and the call's --help", async () => {
+    const cases: Array<[readonly string[], RegExp, string]> = [
+      [['call', 'user', 'get', 'extra'], /'extra'/, 'call user get'],
+      [['call', 'user', 'set'], /--name/, 'call user set'],
+      [['call', 'settings', 'set'], /--timezone/, 'call settings set'],
+      [['call', 'user', 'get', '--search', 'x'], /unknown option --search for 'call user get'/, 'call user get'],
+      [['call', 'timezones', '--timezone', 'UTC'], /unknown option --timezone for 'call timezones'/, 'call timezones'],
+      [['call', 'hello', '--port', '1'], /unknown option --port for 'call hello'/, 'call hello'],
+      [['call', 'hello', '--frobnicate'], /unknown option --frobnicate for 'call hello'/, 'call hello'],
+      [['users', 'list', '--api-key', 'x'], /unknown option --api-key for 'users list'/, 'users list'],
+    ];
+    for (const [args, said, command] of cases) {
+      const result = await expectExit(args, 2, envFor(alice));
+      assert.match(result.stderr, said, describeRun(args, result));
+      assert.equal(result.stderr.trimEnd().split('\n').length, 1, `one line; ${describeRun(args, result)}`);
+      assert.ok(result.stderr.includes(`see 'account-api ${command} --help'`), describeRun(args, result));
+      assert.equal(result.stdout, '');
+    }
+  });
+
   test('--help lists every call and its connection flags', async () => {
     const result = await expectExit(['--help'], 0, {});
     for (const text of ['call hello', 'call user get', 'call user set', 'call settings get', 'call settings set', 'call timezones', '--base-url', '--api-key', 'ACCOUNT_API_URL', '--retries']) {
       assert.ok(result.stdout.includes(text), `--help should mention '${text}':\n${result.stdout}`);
+    }
+  });
+
+  test("each call's --help names every flag it takes, with the variables they default to", async () => {
+    for (const words of [['hello'], ['user', 'get'], ['user', 'set'], ['settings', 'get'], ['settings', 'set'], ['timezones']]) {
+      const result = await expectExit(['call', ...words, '--help'], 0, {});
+      for (const text of ['--base-url', '--username', '--api-key', '--timeout-ms', '--retries', '--sandbox', '--json', 'ACCOUNT_API_URL', 'ACCOUNT_API_KEY', 'Example']) {
+        assert.ok(result.stdout.includes(text), `call ${words.join(' ')} --help should mention '${text}':\n${result.stdout}`);
+      }
     }
   });
 });

@@ -1,7 +1,7 @@
 // The embedded default store: SQLite through node:sqlite, in WAL mode so the CLI can write while the server runs.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { backup, DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
@@ -98,6 +98,8 @@ const UPDATE_ACCOUNT = {
 const KEY_COLUMNS =
   'k.key_id, a.username, k.label, k.display_prefix, k.created_at, k.last_used_at, k.revoked_at';
 const STAMP_KEY = 'UPDATE api_keys SET last_used_at = ? WHERE key_id = ?';
+/** sqlite3_backup_step's page count: all of them in one step (node:sqlite refuses -1, SQLite's own "all"). */
+const EVERY_PAGE = 2 ** 31 - 1;
 
 export class SqliteStore implements Store {
   readonly engine = 'sqlite';
@@ -449,6 +451,25 @@ export class SqliteStore implements Store {
       this.#writes.add({ keyId, usedAt: usedAt.toISOString(), deadline: 0, succeed, fail, locked: succeed });
       if (this.#writes.waitingForLock) succeed();
     });
+  }
+
+  /**
+   * Writes a consistent copy of the whole database to `path` (overwriting it) while other connections keep reading and
+   * writing, and resolves with the number of pages copied. One step, under one read snapshot: a copy made in several steps
+   * starts over whenever another connection commits between two of them, so under steady writes it might never finish.
+   * In WAL mode that snapshot blocks no writer. Not part of Store: PostgreSQL has pg_dump.
+   */
+  async backup(path: string): Promise<number> {
+    const deadline = Date.now() + this.#busyTimeoutMs;
+    for (;;) {
+      try {
+        return await backup(this.#db, path, { rate: EVERY_PAGE });
+      } catch (error) {
+        // A snapshot is refused only for a moment (another connection resetting the WAL): waited out like any lock.
+        if (!isBusy(error) || Date.now() >= deadline) throw translate(error);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
   }
 
   ping(): Promise<void> {
