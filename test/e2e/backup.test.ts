@@ -6,6 +6,9 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { call } from '../support/http.ts';
 import {
+  cliJsonError as jsonError,
+  describeRun,
+  expectCliExit as expectExit,
   cliOk,
   createAccount,
   createWorkspace,
@@ -32,24 +35,6 @@ function freshWorkspace(): Workspace {
   const workspace = createWorkspace();
   workspaces.push(workspace);
   return workspace;
-}
-
-function describeRun(args: readonly string[], result: CliResult): string {
-  return `account-api ${args.join(' ')} exited ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
-}
-
-async function expectExit(workspace: Workspace, args: readonly string[], code: number, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const result = await runCli(workspace, args, env);
-  assert.equal(result.code, code, `expected exit ${code}; ${describeRun(args, result)}`);
-  return result;
-}
-
-function jsonError(result: CliResult): { code: string; message: string } {
-  try {
-    return JSON.parse(result.stderr).error;
-  } catch {
-    throw new Error(`--json error output is not JSON: ${result.stderr}`);
-  }
 }
 
 /** Opens a copy as an operator would check it, without changing it. */

@@ -7,6 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { demoAccounts } from '../../src/sandbox/demo-accounts.ts';
 import { call, failureMessage } from '../support/http.ts';
 import {
+  describeRun,
+  expectCliExit,
   createAccount,
   createWorkspace,
   MAIN,
@@ -47,15 +49,7 @@ function envFor(account?: Account): NodeJS.ProcessEnv {
   };
 }
 
-function describeRun(args: readonly string[], result: CliResult): string {
-  return `account-api ${args.join(' ')} exited ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
-}
-
-async function expectExit(args: readonly string[], code: number, env: NodeJS.ProcessEnv): Promise<CliResult> {
-  const result = await runCli(workspace, args, env);
-  assert.equal(result.code, code, `expected exit ${code}; ${describeRun(args, result)}`);
-  return result;
-}
+const expectExit = (args: readonly string[], code: number, env: NodeJS.ProcessEnv) => expectCliExit(workspace, args, code, env);
 
 /** Runs a call that must succeed and returns its stdout, lines split. */
 async function lines(args: readonly string[], env: NodeJS.ProcessEnv): Promise<string[]> {

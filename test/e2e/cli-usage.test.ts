@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createWorkspace, REPO_ROOT, runCli, type CliResult, type Workspace } from '../support/server-process.ts';
+import { cliJsonError, createWorkspace, describeRun, expectCliExit, REPO_ROOT, runCli, type CliResult, type Workspace } from '../support/server-process.ts';
 
 const VERSION: string = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version;
 
@@ -39,23 +39,8 @@ before(() => {
 
 after(() => workspace.cleanup());
 
-function describeRun(args: readonly string[], result: CliResult): string {
-  return `account-api ${args.join(' ')} exited ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
-}
-
-async function expectExit(args: readonly string[], code: number, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const result = await runCli(workspace, args, env);
-  assert.equal(result.code, code, `expected exit ${code}; ${describeRun(args, result)}`);
-  return result;
-}
-
-function jsonError(result: CliResult): { code: string; message: string } {
-  try {
-    return JSON.parse(result.stderr).error;
-  } catch {
-    throw new Error(`--json error output is not JSON: ${result.stderr}`);
-  }
-}
+const expectExit = (args: readonly string[], code: number, env: NodeJS.ProcessEnv = {}) => expectCliExit(workspace, args, code, env);
+const jsonError = cliJsonError;
 
 /** The flags an --help lists in its Options section: the first word of each option line. */
 function listedFlags(help: string): string[] {

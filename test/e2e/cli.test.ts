@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { call } from '../support/http.ts';
 import {
+  describeRun,
+  expectCliExit,
   cliOk,
   createWorkspace,
   REPO_ROOT,
@@ -41,15 +43,7 @@ function freshWorkspace(): Workspace {
   return extra;
 }
 
-function describeRun(args: readonly string[], result: CliResult): string {
-  return `account-api ${args.join(' ')} exited ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
-}
-
-async function expectExit(args: readonly string[], code: number, on: Workspace = workspace): Promise<CliResult> {
-  const result = await runCli(on, args);
-  assert.equal(result.code, code, `expected exit ${code}; ${describeRun(args, result)}`);
-  return result;
-}
+const expectExit = (args: readonly string[], code: number, on: Workspace = workspace) => expectCliExit(on, args, code);
 
 async function showJson(username: string, on: Workspace = workspace): Promise<Record<string, unknown>> {
   return JSON.parse(await cliOk(on, ['users', 'show', username, '--json']));

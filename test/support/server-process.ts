@@ -1,4 +1,5 @@
 // Test support: runs the real account-api server and CLI as child processes on a fresh SQLite file.
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,6 +65,27 @@ export async function cliOk(workspace: Workspace, args: readonly string[], env: 
     throw new Error(`account-api ${args.join(' ')} exited ${result.code}:\n${result.stderr}${result.stdout}`);
   }
   return result.stdout;
+}
+
+/** What a CLI run printed, for an assertion's message. */
+export function describeRun(args: readonly string[], result: CliResult): string {
+  return `account-api ${args.join(' ')} exited ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
+}
+
+/** Runs `account-api ARGS...` and fails the test, saying what it printed, unless it exits with `code`. */
+export async function expectCliExit(workspace: Workspace, args: readonly string[], code: number, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const result = await runCli(workspace, args, env);
+  assert.equal(result.code, code, `expected exit ${code}; ${describeRun(args, result)}`);
+  return result;
+}
+
+/** The `{"error": {code, message}}` that --json promises on stderr. */
+export function cliJsonError(result: CliResult): { code: string; message: string } {
+  try {
+    return JSON.parse(result.stderr).error;
+  } catch {
+    throw new Error(`--json error output is not JSON: ${result.stderr}`);
+  }
 }
 
 export interface Account {
