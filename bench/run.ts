@@ -1,9 +1,12 @@
 // `npm run bench`: the service beside the ceiling, plain Fastify and Express under the same wrk load, endpoint by endpoint, with
-// each server's CPU time per answer (results.md, results.svg).
+// each server's CPU time per answer (results.md, results.svg); with --instructions, instructions per answer under callgrind
+// instead (instructions.md).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderChart } from './chart.ts';
+import { countInstructions } from './instructions.ts';
+import { renderInstructions } from './instructions-report.ts';
 import { parseOptions } from './options.ts';
 import { renderMarkdown } from './report.ts';
 import { Fleet } from './servers.ts';
@@ -31,8 +34,13 @@ async function main(): Promise<number> {
   try {
     const written: string[] = [];
     let markdown: string;
-    if (options.instructions !== null) throw new Error('--instructions is not written yet');
-    {
+    if (options.instructions !== null) {
+      const results = await countInstructions(options, options.instructions, command, work, fleet, log);
+      markdown = renderInstructions(results);
+      mkdirSync(options.out, { recursive: true });
+      writeFileSync(join(options.out, 'instructions.md'), markdown);
+      written.push(join(options.out, 'instructions.md'));
+    } else {
       const results = await runTables(options, command, work, fleet, log);
       markdown = renderMarkdown(results, 'results.svg');
       mkdirSync(options.out, { recursive: true });
