@@ -90,7 +90,7 @@ export interface BenchResults {
 function commitOf(): string {
   try {
     const git = (args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return `${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain']) === '' ? '' : ' with uncommitted changes'}`;
+    return `${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--untracked-files=no']) === '' ? '' : ' with uncommitted changes'}`;
   } catch {
     return 'unknown (not a git checkout)';
   }
