@@ -35,8 +35,11 @@ function gridStep(max: number): number {
 }
 
 export function renderChart(results: BenchResults): string {
-  const rows = results.endpoints.map((row) => ({ label: row.call.label, cells: SERIES.map((series) => row[series.key]) }));
-  const max = Math.max(1, ...rows.flatMap((row) => row.cells.map(value)));
+  const rows = results.endpoints.map((row) => ({ label: row.call.label, writes: row.call.writes, cells: SERIES.map((series) => row[series.key]) }));
+  // The axis fits the reads: a write that waits on fsync costs ten times more and would squeeze every read into a sliver.
+  // Longer bars are cut at the edge, their figure still written.
+  const reads = rows.filter((row) => !row.writes);
+  const max = Math.max(1, ...(reads.length > 0 ? reads : rows).flatMap((row) => row.cells.map(value)));
   const step = gridStep(max);
   const top = Math.ceil(max / step) * step;
   const plotWidth = WIDTH - LABEL_WIDTH - VALUE_ROOM;
@@ -80,11 +83,11 @@ export function renderChart(results: BenchResults): string {
         parts.push(text(LABEL_WIDTH + 4, y + BAR_HEIGHT - 3, 'wrong answer: not measured', 'font-size="11" fill="#b91c1c"'));
         return;
       }
-      const length = Math.max(1, scale(cell.value.cpuMicrosPerAnswer));
+      const full = scale(cell.value.cpuMicrosPerAnswer);
+      const length = Math.max(1, Math.min(plotWidth, full));
+      const figure = `${shown(cell.value.cpuMicrosPerAnswer)} µs${full > plotWidth ? ' »' : ''}`;
       parts.push(`<rect x="${LABEL_WIDTH}" y="${y}" width="${length.toFixed(1)}" height="${BAR_HEIGHT}" fill="${SERIES[index]!.colour}"/>`);
-      parts.push(
-        text(LABEL_WIDTH + length + 4, y + BAR_HEIGHT - 3, `${shown(cell.value.cpuMicrosPerAnswer)} µs`, 'font-size="11" fill="#374151"'),
-      );
+      parts.push(text(LABEL_WIDTH + length + 4, y + BAR_HEIGHT - 3, figure, 'font-size="11" fill="#374151"'));
     });
   });
 
