@@ -90,7 +90,10 @@ export interface BenchResults {
 function commitOf(): string {
   try {
     const git = (args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return `${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--untracked-files=no']) === '' ? '' : ' with uncommitted changes'}`;
+    // The bench's own results are outputs: a run over a tree where only they changed measured the commit itself.
+    const outputs = ['results.md', 'results.svg', 'instructions.md'].map((name) => `:(exclude,glob)bench/**/${name}`);
+    const dirty = git(['status', '--porcelain', '--untracked-files=no', '--', '.', ...outputs]) !== '';
+    return `${git(['rev-parse', '--short', 'HEAD'])}${dirty ? ' with uncommitted changes' : ''}`;
   } catch {
     return 'unknown (not a git checkout)';
   }
