@@ -167,8 +167,9 @@ async function countServer(
     for (const call of calls) plans.set(call.id, await verify(running.url, call, workspace.accounts, workspace.references.get(call.id) ?? null));
     for (const call of calls) await askMany(agent, plans.get(call.id)!, counting.warmupRequests);
     await callgrindControl(['--instr=on', String(pid)]);
-    // Counting on: valgrind translates the code afresh; a few answers of each call settle that before the first pair.
-    for (const call of calls) await askMany(agent, plans.get(call.id)!, Math.min(counting.warmupRequests, 100));
+    // Counting on: valgrind translates the code afresh, and V8's background threads are still finishing what the warm-up
+    // started; some answers of each call settle that before the first pair.
+    for (const call of calls) await askMany(agent, plans.get(call.id)!, Math.min(counting.warmupRequests, 300));
     let dump = 0;
     const phase = async (plan: RequestPlan, count: number) => {
       await callgrindControl(['--zero', String(pid)]);
