@@ -235,9 +235,8 @@ function route(req: IncomingMessage, res: ServerResponse): void {
   if (path === `${PREFIX}/hello` && get) {
     const account = caller(req, res, false);
     if (account === null) return;
-    return ok(res, 'hello', account === undefined ? `addr:${req.socket.remoteAddress}` : account.username, {
-      name: account === undefined ? 'World' : account.name,
-    });
+    if (account === undefined) return ok(res, 'hello', `addr:${req.socket.remoteAddress}`, { name: 'World' });
+    return ok(res, 'hello-auth', account.username, { name: account.name });
   }
   if (path === `${PREFIX}/user` || path === `${PREFIX}/settings` || path === `${PREFIX}/settings/timezones`) {
     if (!get && (req.method !== 'POST' || path.endsWith('timezones'))) return fail(res, 405, 'method_not_allowed');

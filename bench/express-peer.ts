@@ -124,7 +124,7 @@ app.use(express.urlencoded({ extended: false, limit: '16kb' }));
 
 const api = express.Router();
 api.get('/hello', authenticate(false), (req, res) => {
-  res.set(headers.hello).json(success({ name: req.user?.name ?? 'World' }));
+  res.set(req.user === undefined ? headers.hello : headers['hello-auth']).json(success({ name: req.user?.name ?? 'World' }));
 });
 api.get('/user', authenticate(true), (req, res) => {
   res.set(headers.user).json(success(userView(req.user!)));

@@ -40,6 +40,7 @@ const LIST_CACHE: HeaderTemplate = [...SECURITY, ['etag', ''], ['cache-control',
 /** What the service sent when this bench was written; used when the ceiling or the peer runs on its own. */
 export const DEFAULT_TEMPLATES: Required<HeaderTemplates> = {
   hello: JSON_NO_STORE,
+  'hello-auth': JSON_NO_STORE,
   user: JSON_NO_STORE,
   settings: JSON_NO_STORE,
   timezones: [...LIST_CACHE, ['content-type', 'application/json; charset=utf-8']],

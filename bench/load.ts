@@ -1,14 +1,18 @@
-// Drives one server with one call: first checks that it answers correctly, then measures it under load with autocannon.
+// Drives one server with one call: first checks that it answers correctly, then measures it under a fixed wrk load, with the
+// server's own CPU time read before and after.
 import { request } from 'node:http';
-import autocannon from 'autocannon';
+import { join } from 'node:path';
 import { basicAuthorization, type BenchAccounts, type BenchCall } from './calls.ts';
+import { clockTicksPerSecond, cpuBetween, readCpu, type CpuSource } from './cpu-time.ts';
+import { runWrk, writeWrkScript, type WrkLoad, type WrkResult } from './wrk.ts';
 
 export interface LoadSettings {
   readonly connections: number;
+  /** May be a fraction of a second (the smoke run). */
   readonly durationSeconds: number;
   readonly warmupSeconds: number;
-  /** Requests per run instead of a duration (the smoke run); null: run for durationSeconds. */
-  readonly amount: number | null;
+  /** wrk's threads (-t): one keeps up with any of these servers on this machine and leaves the other core to the server. */
+  readonly loadThreads: number;
 }
 
 export interface Measurement {
@@ -16,6 +20,15 @@ export interface Measurement {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly responses: number;
+  /** The server's CPU time (every thread, and every worker process) over the run, divided by the answers wrk counted. */
+  readonly cpuMicrosPerAnswer: number;
+  readonly cpuSource: CpuSource;
+  /** Kernel share of the server's CPU time, from /proc/PID/stat's tick sampling; null when too few ticks passed. */
+  readonly systemShare: number | null;
+  /** Server CPU seconds per wall-clock second: how much of the machine the server took. */
+  readonly serverCores: number;
+  /** wrk's CPU seconds per wall-clock second: above ~0.9 the load generator, not the server, may be the limit. */
+  readonly loadGeneratorCores: number;
 }
 
 /** What a server must be sent for a call, and the answers that count as correct under load. */
@@ -88,66 +101,60 @@ export async function verify(baseUrl: string, call: BenchCall, accounts: BenchAc
   return { call, url, headers, answers, rawHeaders };
 }
 
-function percentile(sorted: Float64Array, fraction: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))]!;
-}
-
-/** The promise autocannon returns is also its tracker; its typings give `response` listeners the wrong arguments. */
-interface ResponseEvents {
-  on(event: 'response', listener: (client: unknown, status: number, bytes: number, responseTime: number) => void): unknown;
-}
-
-function run(plan: RequestPlan, settings: LoadSettings, durationSeconds: number, onResponse?: (status: number, ms: number) => void) {
-  const allowed = new Set(plan.answers);
-  const instance = autocannon({
+function wrkLoad(plan: RequestPlan, checked: boolean): WrkLoad {
+  return {
     url: plan.url,
     method: plan.call.method,
-    headers: { ...plan.headers },
-    connections: settings.connections,
-    pipelining: 1,
-    duration: durationSeconds,
-    ...(settings.amount === null ? {} : { amount: Math.max(settings.amount, settings.connections) }),
-    ...(plan.call.bodies.length === 0 ? {} : { requests: plan.call.bodies.map((body) => ({ method: plan.call.method, body })) }),
-    verifyBody: (body) => allowed.has(String(body)),
-    timeout: 10,
-    // autocannon ends a run at its next sample tick: 100 ms keeps runs within 0.1 s of their length (and smoke runs short).
-    sampleInt: 100,
-  }) as Promise<autocannon.Result> & ResponseEvents;
-  // autocannon's own histogram keeps whole milliseconds; these answers take less than one, so latencies are kept here.
-  if (onResponse !== undefined) {
-    instance.on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => onResponse(status, responseTime));
-  }
-  return instance;
+    headers: plan.headers,
+    bodies: plan.call.bodies,
+    expectedStatus: plan.call.expectedStatus,
+    allowedBodies: checked ? plan.answers : null,
+  };
 }
 
-/** Warms the server up, then measures; throws when any answer under load was wrong, failed or timed out. */
-export async function measure(plan: RequestPlan, settings: LoadSettings): Promise<Measurement> {
-  if (settings.warmupSeconds > 0 && settings.amount === null) await run(plan, settings, settings.warmupSeconds);
-  let latencies = new Float64Array(1 << 16);
-  let count = 0;
-  let wrongStatus = 0;
-  const result = await run(plan, settings, settings.durationSeconds, (status, ms) => {
-    if (status !== plan.call.expectedStatus) wrongStatus++;
-    if (count === latencies.length) {
-      const grown = new Float64Array(latencies.length * 2);
-      grown.set(latencies);
-      latencies = grown;
-    }
-    latencies[count++] = ms;
-  });
-  const failures = [
-    wrongStatus > 0 ? `${wrongStatus} answers with another status than ${plan.call.expectedStatus}` : '',
-    result.mismatches > 0 ? `${result.mismatches} answers with a wrong body` : '',
-    result.errors > 0 ? `${result.errors} connection errors` : '',
-    result.timeouts > 0 ? `${result.timeouts} timeouts` : '',
+function problems(result: WrkResult, plan: RequestPlan): string[] {
+  const { errors } = result;
+  return [
+    result.wrong > 0 ? `${result.wrong} wrong answers (first: ${result.firstWrong ?? '?'})` : '',
+    errors.status > 0 ? `${errors.status} answers with a status of 400 or more` : '',
+    errors.connect + errors.read + errors.write > 0 ? `${errors.connect + errors.read + errors.write} connection errors` : '',
+    errors.timeout > 0 ? `${errors.timeout} timeouts` : '',
+    result.requests === 0 ? `no answer at all to ${plan.call.label}` : '',
   ].filter((text) => text !== '');
+}
+
+/**
+ * Warms the server up, then measures: wrk for a fixed time, with the server's CPU time (`pid` and its descendants) read just
+ * before and just after. Throws when any answer under load was wrong, failed or timed out, so a broken server cannot win.
+ * `scriptDir` receives wrk's Lua script.
+ */
+export async function measure(plan: RequestPlan, settings: LoadSettings, pid: number, scriptDir: string, name: string): Promise<Measurement> {
+  const ticks = clockTicksPerSecond();
+  const label = `${name} ${plan.call.label}`;
+  const script = (checked: boolean) =>
+    writeWrkScript(join(scriptDir, `${name.replace(/\W+/g, '-')}-${plan.call.id}${checked ? '' : '-warmup'}.lua`), wrkLoad(plan, checked), label);
+  const run = (durationSeconds: number) => ({ connections: settings.connections, threads: settings.loadThreads, durationSeconds });
+  if (settings.warmupSeconds > 0) {
+    const warmup = await runWrk(script(false), plan.url, run(settings.warmupSeconds), ticks);
+    const failures = problems(warmup, plan);
+    if (failures.length > 0) throw new Error(`${plan.call.label} during the warm-up: ${failures.join(', ')}`);
+  }
+  const checkedScript = script(true);
+  const before = readCpu(pid);
+  const result = await runWrk(checkedScript, plan.url, run(settings.durationSeconds), ticks);
+  const after = readCpu(pid);
+  const failures = problems(result, plan);
   if (failures.length > 0) throw new Error(`${plan.call.label} under load: ${failures.join(', ')}`);
-  const sorted = latencies.subarray(0, count).sort();
+  const cpu = cpuBetween(before, after);
   return {
-    requestsPerSecond: count / result.duration,
-    p50Ms: percentile(sorted, 0.5),
-    p99Ms: percentile(sorted, 0.99),
-    responses: count,
+    requestsPerSecond: result.requests / result.durationSeconds,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    responses: result.requests,
+    cpuMicrosPerAnswer: cpu.ns / 1000 / result.requests,
+    cpuSource: cpu.source,
+    systemShare: cpu.systemShare,
+    serverCores: cpu.ns / 1e9 / result.durationSeconds,
+    loadGeneratorCores: result.cpuSeconds / result.durationSeconds,
   };
 }

@@ -8,10 +8,11 @@ export interface BenchOptions {
   readonly smoke: boolean;
   /** Table 1: connections per run. */
   readonly connections: number;
+  /** Seconds per measured run; a fraction only in the smoke run. */
   readonly durationSeconds: number;
   readonly warmupSeconds: number;
-  /** Requests per run instead of a duration (smoke); null: timed runs. */
-  readonly amount: number | null;
+  /** wrk's threads. */
+  readonly loadThreads: number;
   /** Table 2: connection counts for GET /user. */
   readonly scaleConnections: readonly number[];
   /** Table 2: accounts in the database, ascending; the first is also the size for table 1. */
@@ -30,23 +31,49 @@ export interface BenchOptions {
   readonly profileDir: string | null;
   /** Given to Node before the service's script (every service of both tables), e.g. --max-semi-space-size=4. */
   readonly serviceNodeArgs: readonly string[];
+  /** Instead of the load tables: instructions per answer under callgrind (instructions.md). */
+  readonly instructions: InstructionOptions | null;
 }
+
+export interface InstructionOptions {
+  /** N: each measured phase sends N, then 3N, requests of one call; the difference is 2N answers. */
+  readonly requests: number;
+  /** Requests of each call before counting starts (uninstrumented, so V8 has compiled the hot paths). */
+  readonly warmupRequests: number;
+  /** N / 3N pairs per call and server; the figure is their median. */
+  readonly repeats: number;
+  /** Which servers (service, ceiling, fastify, express). */
+  readonly servers: readonly InstructionServer[];
+  /** Servers under valgrind at the same time. */
+  readonly jobs: number;
+}
+
+export const INSTRUCTION_SERVERS = ['service', 'ceiling', 'fastify', 'express'] as const;
+export type InstructionServer = (typeof INSTRUCTION_SERVERS)[number];
 
 export const USAGE = `npm run bench -- [options]     (or: node bench/run.ts [options])
 
-  --duration S           seconds per measured run              BENCH_DURATION      default 5
+  --duration S           seconds per measured wrk run          BENCH_DURATION      default 5
   --warmup S             seconds of warm-up before each run    BENCH_WARMUP        default 1
   --connections N        connections for table 1               BENCH_CONNECTIONS   default 64
+  --load-threads N       wrk threads (-t)                      BENCH_LOAD_THREADS  default 1
   --scale-connections L  connections for table 2              BENCH_SCALE_CONNECTIONS default 1,16,64,256
   --accounts L           accounts for table 2 (first: table 1) BENCH_ACCOUNTS      default 1000,100000,1000000
   --starts N             timed service starts (median)         BENCH_STARTS        default 5
-  --rounds N             repeat every measurement, take medians BENCH_ROUNDS       default 1
+  --rounds N             repeat every measurement in turn, take medians  BENCH_ROUNDS  default 3
   --service-arg ARG      add ARG to \`account-api serve\` (repeatable), e.g. --service-arg=--workers --service-arg=2
   --calls L              table 1 only for these calls, e.g. user,timezones-304 (ids in bench/calls.ts)
   --profile DIR          the service of table 1 writes a CPU profile there (node --cpu-prof), for flame graphs
   --service-node-arg ARG give ARG to Node for the service (repeatable), e.g. --service-node-arg=--max-semi-space-size=4
   --out DIR              where results.md and results.svg go   BENCH_OUT           default bench/ (smoke: a temp dir)
-  --smoke                tiny numbers (~20 s) to check the bench itself works; its figures mean nothing
+  --smoke                tiny numbers (~40 s) to check the bench itself works; its figures mean nothing
+
+  --instructions         instead of the tables: instructions per answer under callgrind (writes instructions.md)
+  --requests N           N: each measured phase is N then 3N requests of one call   default 1000
+  --warmup-requests N    requests of each call before counting starts              default 3000
+  --repeats N            N / 3N pairs per call and server (median)                 default 3
+  --servers L            servers to count, of service,ceiling,fastify,express      default all
+  --jobs N               servers under valgrind at the same time                   default 2
 `;
 
 class UsageError extends Error {}
@@ -83,6 +110,13 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
         'service-node-arg': { type: 'string', multiple: true },
         smoke: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
+        'load-threads': { type: 'string' },
+        instructions: { type: 'boolean', default: false },
+        requests: { type: 'string' },
+        'warmup-requests': { type: 'string' },
+        repeats: { type: 'string' },
+        servers: { type: 'string' },
+        jobs: { type: 'string' },
       },
     });
     if (values.help) return { usage: USAGE };
@@ -90,20 +124,39 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     const pick = (flag: string | undefined, variable: string, normal: string, small: string) => flag ?? env[variable] ?? (smoke ? small : normal);
     const warmup = Number(pick(values.warmup, 'BENCH_WARMUP', '1', '0'));
     if (!(warmup >= 0)) throw new UsageError(`--warmup must be 0 or more seconds`);
+    const small = (flag: string | undefined, normal: string, tiny: string) => flag ?? (smoke ? tiny : normal);
+    const servers = (values.servers ?? INSTRUCTION_SERVERS.join(',')).split(',').map((name) => name.trim());
+    for (const server of servers) {
+      if (!(INSTRUCTION_SERVERS as readonly string[]).includes(server)) {
+        throw new UsageError(`--servers takes ${INSTRUCTION_SERVERS.join(', ')}; got '${server}'`);
+      }
+    }
     return {
       smoke,
       connections: positive('--connections', pick(values.connections, 'BENCH_CONNECTIONS', '64', '4'), true),
-      durationSeconds: positive('--duration', pick(values.duration, 'BENCH_DURATION', '5', '1'), false),
+      // A smoke run is ended by SIGINT after 0.3 s: wrk's own -d takes whole seconds only.
+      durationSeconds: positive('--duration', pick(values.duration, 'BENCH_DURATION', '5', '0.3'), false),
       warmupSeconds: warmup,
-      amount: smoke ? 40 : null,
+      loadThreads: positive('--load-threads', pick(values['load-threads'], 'BENCH_LOAD_THREADS', '1', '1'), true),
       scaleConnections: list('--scale-connections', pick(values['scale-connections'], 'BENCH_SCALE_CONNECTIONS', '1,16,64,256', '1,4')),
       accounts: list('--accounts', pick(values.accounts, 'BENCH_ACCOUNTS', '1000,100000,1000000', '50,200')),
       starts: positive('--starts', pick(values.starts, 'BENCH_STARTS', '5', '1'), true),
-      rounds: positive('--rounds', pick(values.rounds, 'BENCH_ROUNDS', '1', '1'), true),
+      rounds: positive('--rounds', pick(values.rounds, 'BENCH_ROUNDS', '3', '1'), true),
       serviceArgs: values['service-arg'] ?? [],
       calls: values.calls === undefined ? null : values.calls.split(',').map((id) => id.trim()),
       profileDir: values.profile === undefined ? null : resolve(cwd, values.profile),
       serviceNodeArgs: values['service-node-arg'] ?? [],
+      instructions: values.instructions
+        ? {
+            requests: positive('--requests', small(values.requests, '1000', '10'), true),
+            warmupRequests: positive('--warmup-requests', small(values['warmup-requests'], '3000', '10'), true),
+            repeats: positive('--repeats', small(values.repeats, '3', '1'), true),
+            servers: servers as InstructionServer[],
+            // Valgrind runs a process one thread at a time: two servers at once keep a 2-core machine busy. The smoke run
+            // starts every server at once, since start-up under valgrind is most of its time.
+            jobs: positive('--jobs', small(values.jobs, '2', String(servers.length)), true),
+          }
+        : null,
       // A smoke run never overwrites the committed results unless told to.
       out: resolve(cwd, values.out ?? env.BENCH_OUT ?? (smoke ? mkdtempSync(join(tmpdir(), 'account-api-bench-smoke-')) : import.meta.dirname)),
     };

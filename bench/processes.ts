@@ -1,6 +1,7 @@
 // Starting and stopping the servers under test as child processes, and what the bench reads from them: memory, start time.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { processTree } from './cpu-time.ts';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -24,7 +25,8 @@ const KEEP_LINES = 40;
 const READY_TIMEOUT_MS = 60_000;
 
 function collect(child: ChildProcess, output: string[], onLine?: (line: string) => void): void {
-  for (const stream of [child.stdout!, child.stderr!]) {
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream === null) continue;
     createInterface({ input: stream }).on('line', (line) => {
       output.push(line);
       if (output.length > KEEP_LINES) output.shift();
@@ -33,36 +35,57 @@ function collect(child: ChildProcess, output: string[], onLine?: (line: string) 
   }
 }
 
-/** SIGTERM, then SIGKILL if it has not exited within 10 s. */
-function stopper(child: ChildProcess): () => Promise<void> {
+/** `signal` (SIGTERM), then SIGKILL if it has not exited within `graceMs`. */
+function stopper(child: ChildProcess, graceMs = 10_000, signal: NodeJS.Signals = 'SIGTERM'): () => Promise<void> {
   const exited = new Promise<void>((done) => {
     if (child.exitCode !== null || child.signalCode !== null) done();
     else child.once('exit', () => done());
   });
   return async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     await exited;
     clearTimeout(timer);
   };
 }
 
-/** Runs `node [NODE_ARGS] SCRIPT ARGS` (with this same Node) and resolves once it says `... listening at URL`. */
+export interface StartOptions {
+  /** Given to Node before the script. */
+  readonly nodeArgs?: readonly string[];
+  /** A command the server runs under (valgrind and its options); the server's pid is still the one the bench reads. */
+  readonly wrapper?: readonly string[];
+  /** Where the server's stdout goes (its request log at LOG_LEVEL=info) instead of the bench's pipe. */
+  readonly stdoutFile?: string;
+  /** How long it may take to start and to stop (under valgrind, much longer than the default minute and ten seconds). */
+  readonly readyTimeoutMs?: number;
+  readonly stopGraceMs?: number;
+  /** How it is asked to stop: SIGTERM, or SIGKILL when how it ends does not matter (under callgrind, whose final dump is not read). */
+  readonly stopSignal?: NodeJS.Signals;
+}
+
+/**
+ * Runs `node [NODE_ARGS] SCRIPT ARGS` (with this same Node, under `wrapper` if given) and resolves once it says
+ * `... listening at URL`.
+ */
 export function startServer(
   name: string,
   script: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv,
-  nodeArgs: readonly string[] = [],
+  options: StartOptions = {},
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = [...(options.wrapper ?? []), process.execPath, ...(options.nodeArgs ?? []), script, ...args];
+  const stdout = options.stdoutFile === undefined ? 'pipe' : openSync(options.stdoutFile, 'a');
+  const child = spawn(command[0]!, command.slice(1), { cwd: REPO_ROOT, env, stdio: ['ignore', stdout, 'pipe'] });
+  if (typeof stdout === 'number') closeSync(stdout);
   const output: string[] = [];
-  const stop = stopper(child);
+  const stop = stopper(child, options.stopGraceMs, options.stopSignal);
+  const readyTimeoutMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
   return new Promise((done, fail) => {
     const timer = setTimeout(() => {
       void stop();
-      fail(new Error(`${name} did not say it was listening within ${READY_TIMEOUT_MS / 1000} s:\n${output.join('\n')}`));
-    }, READY_TIMEOUT_MS);
+      fail(new Error(`${name} did not say it was listening within ${readyTimeoutMs / 1000} s:\n${output.join('\n')}`));
+    }, readyTimeoutMs);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       fail(new Error(`${name} exited (${code ?? signal}) before it was ready:\n${output.join('\n')}`));
@@ -104,6 +127,12 @@ export function residentMemory(pid: number): { currentMB: number; peakMB: number
   } catch {
     return null;
   }
+}
+
+/** Peak resident memory (VmHWM) in MB of `pid` and the processes it forked (--workers), summed: each at its own peak. */
+export function peakResidentMemoryOfTree(pid: number): number | null {
+  const peaks = processTree(pid).map((each) => residentMemory(each)?.peakMB ?? null);
+  return peaks[0] === null ? null : peaks.reduce<number>((sum, peak) => sum + (peak ?? 0), 0);
 }
 
 export function freePort(): Promise<number> {

@@ -1,76 +1,112 @@
-// Turns the bench's results into bench/results.md: the machine, table 1 (endpoints side by side), table 2 (scaling and targets).
-import { median, ratio, type BenchResults, type Cell, type EndpointRow } from './results.ts';
+// Turns the bench's results into bench/results.md: the machine, the targets, table 1 (every endpoint on every server: CPU per
+// answer, requests per second, latency), authentication's cost, the defaults, and table 2 (scaling, memory, start-up).
+import { count, Footnotes, machineRows, micros, ms, table, times, verdict } from './markdown.ts';
+import { cpuRatio, PEERS, ratio, type BenchResults, type Cell, type EndpointRow } from './results.ts';
+import { authenticationCost, cpuVerdict, tableOneTargets, tableTwoTargets, throughputVerdict, type TargetRow } from './targets.ts';
 
-const P99_TARGET_MS = 5;
-const P99_TARGET_CONNECTIONS = 64;
-const MEMORY_TARGET_MB = 150;
-const START_TARGET_MS = 400;
-const SCALE_TARGET = 0.9;
+const label = (row: EndpointRow) => `\`${row.call.label}\``;
 
-const count = (value: number) => Math.round(value).toLocaleString('en-US');
-const ms = (value: number) => (value < 10 ? value.toFixed(2) : value.toFixed(1));
-const times = (value: number | null) => (value === null ? 'n/a' : `${value.toFixed(2)}×`);
-const verdict = (met: boolean | null) => (met === null ? 'n/a' : met ? 'met' : 'not met');
-
-/** Problems found while verifying, numbered for footnotes. */
-class Footnotes {
-  readonly #notes: string[] = [];
-  mark(cell: Cell): string {
-    if (cell.ok) return '';
-    this.#notes.push(cell.problem.replaceAll('\n', ' '));
-    return `✗ wrong answer [${this.#notes.length}]`;
-  }
-  render(): string {
-    return this.#notes.map((note, index) => `[${index + 1}] ${note}`).join('\n\n');
-  }
+function targetTable(rows: readonly TargetRow[]): string {
+  return table(
+    ['measure', 'measured', 'target', ''],
+    rows.map((row) => [row.measure, row.measured, row.target, verdict(row.met)]),
+    ['l', 'r', 'l', 'l'],
+  );
 }
 
-function measured(cell: Cell, notes: Footnotes): string[] {
-  return cell.ok ? [count(cell.value.requestsPerSecond), ms(cell.value.p50Ms), ms(cell.value.p99Ms)] : [notes.mark(cell), '', ''];
+function figure(cell: Cell, notes: Footnotes, value: (cell: Extract<Cell, { ok: true }>) => string): string {
+  return cell.ok ? value(cell) : notes.mark(cell);
 }
 
-function endpointVerdict(row: EndpointRow): boolean | null {
-  const checks: (boolean | null)[] = [];
-  const { ofCeiling, ofExpress } = row.call.target;
-  if (ofCeiling !== null) checks.push(ratioAtLeast(ratio(row.service, row.ceiling), ofCeiling));
-  if (ofExpress !== null) checks.push(ratioAtLeast(ratio(row.service, row.express), ofExpress));
-  if (checks.length === 0 || checks.includes(null)) return null;
-  return checks.every(Boolean);
-}
-
-function ratioAtLeast(value: number | null, target: number): boolean | null {
-  return value === null ? null : value >= target;
-}
-
-function table(header: readonly string[], rows: readonly (readonly string[])[], align: readonly ('l' | 'r')[]): string {
-  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
-  return [line(header), line(align.map((side) => (side === 'r' ? '---:' : '---'))), ...rows.map(line)].join('\n');
-}
-
-function endpointTable(results: BenchResults, notes: Footnotes): string {
+function cpuTable(results: BenchResults, notes: Footnotes): string {
   const rows = results.endpoints.map((row) => [
-    `\`${row.call.label}\``,
-    ...measured(row.service, notes),
-    ...measured(row.ceiling, notes),
-    ...measured(row.express, notes),
+    label(row),
+    ...PEERS.map((peer) => figure(row[peer.key], notes, (cell) => micros(cell.value.cpuMicrosPerAnswer))),
+    times(cpuRatio(row.ceiling, row.service)),
+    times(cpuRatio(row.fastify, row.service)),
+    times(cpuRatio(row.express, row.service)),
+    row.call.cpuTarget?.text ?? '—',
+    row.call.cpuTarget === null ? '—' : verdict(cpuVerdict(row)),
+  ]);
+  return table(
+    ['endpoint', ...PEERS.map((peer) => `${peer.label} µs`), 'ceiling / service', 'Fastify / service', 'Express / service', 'target', ''],
+    rows,
+    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'l'],
+  );
+}
+
+function throughputTable(results: BenchResults, notes: Footnotes): string {
+  const rows = results.endpoints.map((row) => [
+    label(row),
+    ...PEERS.map((peer) => figure(row[peer.key], notes, (cell) => count(cell.value.requestsPerSecond))),
     times(ratio(row.service, row.ceiling)),
+    times(ratio(row.service, row.fastify)),
     times(ratio(row.service, row.express)),
     row.call.target.text,
-    row.call.target.ofCeiling === null && row.call.target.ofExpress === null ? '—' : verdict(endpointVerdict(row)),
+    verdict(throughputVerdict(row)),
   ]);
-  const header = ['endpoint', 'service req/s', 'p50 ms', 'p99 ms', 'ceiling req/s', 'p50 ms', 'p99 ms', 'Express req/s', 'p50 ms', 'p99 ms'];
   return table(
-    [...header, 'service / ceiling', 'service / Express', 'target', ''],
+    ['endpoint', ...PEERS.map((peer) => `${peer.label} req/s`), 'service / ceiling', 'service / Fastify', 'service / Express', 'target', ''],
     rows,
-    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'l'],
+    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'l'],
+  );
+}
+
+function latencyTable(results: BenchResults, notes: Footnotes): string {
+  const rows = results.endpoints.map((row) => [
+    label(row),
+    ...PEERS.map((peer) => figure(row[peer.key], notes, (cell) => `${ms(cell.value.p50Ms)} / ${ms(cell.value.p99Ms)}`)),
+  ]);
+  return table(['endpoint', ...PEERS.map((peer) => `${peer.label} p50 / p99 ms`)], rows, ['l', 'r', 'r', 'r', 'r']);
+}
+
+function kernelShareTable(results: BenchResults): string {
+  const share = (cell: Cell) => (cell.ok && cell.value.systemShare !== null ? `${Math.round(cell.value.systemShare * 100)} %` : 'n/a');
+  const rows = results.endpoints.map((row) => [label(row), ...PEERS.map((peer) => share(row[peer.key]))]);
+  return table(['endpoint', ...PEERS.map((peer) => peer.label)], rows, ['l', 'r', 'r', 'r', 'r']);
+}
+
+function authenticationTable(results: BenchResults): string | null {
+  const hello = results.endpoints.find((row) => row.call.id === 'hello');
+  const helloAuth = results.endpoints.find((row) => row.call.id === 'hello-auth');
+  if (hello === undefined || helloAuth === undefined) return null;
+  const rows = PEERS.map((peer) => {
+    const [without, withCredentials] = [hello[peer.key], helloAuth[peer.key]];
+    const cost = authenticationCost(withCredentials, without);
+    return [
+      peer.label,
+      without.ok ? micros(without.value.cpuMicrosPerAnswer) : 'n/a',
+      withCredentials.ok ? micros(withCredentials.value.cpuMicrosPerAnswer) : 'n/a',
+      cost === null ? 'n/a' : cost.toFixed(1),
+    ];
+  });
+  return table(['server', '`GET /hello` µs', 'with valid credentials µs', 'authentication µs'], rows, ['l', 'r', 'r', 'r']);
+}
+
+function defaultsTable(results: BenchResults, notes: Footnotes): string | null {
+  const row = results.defaultSettings;
+  if (row === null) return null;
+  const line = (name: string, cell: Cell) =>
+    cell.ok
+      ? [name, micros(cell.value.cpuMicrosPerAnswer), count(cell.value.requestsPerSecond), ms(cell.value.p50Ms), ms(cell.value.p99Ms)]
+      : [name, notes.mark(cell), '', '', ''];
+  return table(
+    ['service settings', 'CPU µs per answer', 'req/s', 'p50 ms', 'p99 ms'],
+    [line('lean (the bench\'s)', row.lean), line('defaults', row.defaults), ['lean / defaults', times(cpuRatio(row.lean, row.defaults)), times(ratio(row.defaults, row.lean)), '', '']],
+    ['l', 'r', 'r', 'r', 'r'],
   );
 }
 
 function inMemoryWrites(results: BenchResults, notes: Footnotes): string {
   const rows = results.endpoints
     .filter((row) => row.memoryCeiling !== null)
-    .map((row) => [`\`${row.call.label}\``, ...measured(row.memoryCeiling!, notes), times(ratio(row.service, row.memoryCeiling!))]);
-  return table(['endpoint', 'in-memory ceiling req/s', 'p50 ms', 'p99 ms', 'service / in-memory ceiling'], rows, ['l', 'r', 'r', 'r', 'r']);
+    .map((row) => [
+      label(row),
+      figure(row.memoryCeiling!, notes, (cell) => count(cell.value.requestsPerSecond)),
+      figure(row.memoryCeiling!, notes, (cell) => micros(cell.value.cpuMicrosPerAnswer)),
+      times(ratio(row.service, row.memoryCeiling!)),
+    ]);
+  return table(['endpoint', 'in-memory ceiling req/s', 'CPU µs', 'service / in-memory ceiling req/s'], rows, ['l', 'r', 'r', 'r']);
 }
 
 function scaleTable(results: BenchResults, notes: Footnotes): string {
@@ -80,7 +116,9 @@ function scaleTable(results: BenchResults, notes: Footnotes): string {
     ...connections.map((c) => {
       const cell = row.cells.get(c);
       if (cell === undefined) return '';
-      return cell.ok ? `${count(cell.value.requestsPerSecond)} · ${ms(cell.value.p50Ms)} / ${ms(cell.value.p99Ms)}` : notes.mark(cell);
+      return cell.ok
+        ? `${count(cell.value.requestsPerSecond)} · ${micros(cell.value.cpuMicrosPerAnswer)} µs · ${ms(cell.value.p50Ms)} / ${ms(cell.value.p99Ms)}`
+        : notes.mark(cell);
     }),
     row.peakRssMB === null ? 'n/a' : row.peakRssMB.toFixed(1),
   ]);
@@ -97,111 +135,78 @@ function scaleTable(results: BenchResults, notes: Footnotes): string {
     ]);
   }
   return table(
-    ['accounts', ...connections.map((c) => `${c} connection${c === 1 ? '' : 's'}: req/s · p50 / p99 ms`), 'peak RSS MB'],
+    ['accounts', ...connections.map((c) => `${c} connection${c === 1 ? '' : 's'}: req/s · CPU · p50 / p99 ms`), 'peak RSS MB'],
     rows,
     ['l', ...connections.map(() => 'r' as const), 'r'],
   );
 }
 
-function targetTable(results: BenchResults): string {
-  const rows: string[][] = [];
-  const { connections } = results.settings;
-  const atTargetLoad = connections === P99_TARGET_CONNECTIONS;
-  for (const row of results.endpoints) {
-    const p99 = row.service.ok ? row.service.value.p99Ms : null;
-    // At saturation p99 is mostly queueing: the ceiling's own p99 under the same load says what is reachable here.
-    const ceiling = row.ceiling.ok ? ` (ceiling ${ms(row.ceiling.value.p99Ms)} ms)` : '';
-    rows.push([
-      `p99 latency at ${connections} connections, \`${row.call.label}\``,
-      p99 === null ? 'n/a' : `${ms(p99)} ms${ceiling}`,
-      `< ${P99_TARGET_MS} ms at ${P99_TARGET_CONNECTIONS}`,
-      atTargetLoad ? verdict(p99 === null ? null : p99 < P99_TARGET_MS) : 'n/a (other load)',
-    ]);
-  }
-  const smallest = results.scaling[0];
-  const largest = results.scaling.at(-1);
-  if (smallest !== undefined && largest !== undefined && largest !== smallest) {
-    const column = results.settings.scaleConnections.includes(P99_TARGET_CONNECTIONS) ? P99_TARGET_CONNECTIONS : connections;
-    const [big, small] = [largest.cells.get(column), smallest.cells.get(column)];
-    const value = big === undefined || small === undefined ? null : ratio(big, small);
-    rows.push([
-      `\`GET /user\` with ${count(largest.accounts)} accounts against ${count(smallest.accounts)}, ${column} connections`,
-      times(value),
-      `≥ ${SCALE_TARGET.toFixed(2)}`,
-      verdict(ratioAtLeast(value, SCALE_TARGET)),
-    ]);
-  }
-  if (largest !== undefined) {
-    const peak = largest.peakRssMB;
-    rows.push([
-      `peak resident memory (VmHWM) of the service, ${count(largest.accounts)}-account run`,
-      peak === null ? 'n/a' : `${peak.toFixed(1)} MB`,
-      `< ${MEMORY_TARGET_MB} MB`,
-      verdict(peak === null ? null : peak < MEMORY_TARGET_MB),
-    ]);
-  }
-  for (const start of results.startTimes) {
-    const value = median(start.samplesMs);
-    rows.push([
-      `start to first answered request (spawn to 200 on \`GET /hello\`), SQLite with ${count(start.accounts)} accounts, median of ${start.samplesMs.length}`,
-      `${Math.round(value)} ms (${start.samplesMs.map((sample) => Math.round(sample)).join(', ')})`,
-      `< ${START_TARGET_MS} ms`,
-      verdict(value < START_TARGET_MS),
-    ]);
-  }
-  return table(['measure', 'measured', 'target', ''], rows, ['l', 'r', 'l', 'l']);
-}
-
-function loadAverage(machine: BenchResults['machine']): string {
-  const end = machine.loadAverageAtEnd;
-  const figures = `${machine.loadAverage.toFixed(1)} at the start, ${end === null ? 'n/a' : end.toFixed(1)} at the end (1 minute)`;
-  const busy = Math.max(machine.loadAverage, end ?? 0) > machine.cores / 2;
-  return busy ? `${figures}: other work was running, so figures are noisier than usual` : figures;
+/** What the measurements were taken with, and how far the load generator and the CPU readings can be trusted. */
+function methodRows(results: BenchResults): string[][] {
+  const { settings } = results;
+  const cells = [...results.endpoints.flatMap((row) => [row.service, row.ceiling, row.fastify, row.express, ...(row.memoryCeiling === null ? [] : [row.memoryCeiling])]), ...(results.defaultSettings === null ? [] : [results.defaultSettings.defaults]), ...results.scaling.flatMap((row) => [...row.cells.values()])];
+  const measured = cells.flatMap((cell) => (cell.ok ? [cell.value] : []));
+  const fellBack = measured.filter((value) => value.cpuSource === 'stat').length;
+  const wrk = Math.max(0, ...measured.map((value) => value.loadGeneratorCores));
+  const server = Math.max(0, ...measured.map((value) => value.serverCores));
+  const load = settings.smoke
+    ? `${settings.durationSeconds} s per run (smoke: numbers too small to mean anything)`
+    : `${settings.durationSeconds} s per run after a ${settings.warmupSeconds} s warm-up`;
+  const turns = settings.rounds > 1 ? `, servers measured in turn, each figure the median of ${settings.rounds} interleaved rounds` : ', servers measured in turn, endpoint by endpoint';
+  return [
+    ['load', `wrk -t${settings.loadThreads} -c${settings.connections} on the same machine, ${load}${turns}`],
+    [
+      'CPU time',
+      `the server's threads' time on CPU (/proc/PID/task/*/schedstat, ns; workers included) before and after each run, over the answers wrk counted` +
+        (fellBack === 0 ? '' : `; ${fellBack} figure(s) fell back to /proc/PID/stat's utime + stime (a thread ended mid-run)`),
+    ],
+    ['load generator', `wrk used at most ${wrk.toFixed(2)} of a core in any measured run; the server under test at most ${server.toFixed(2)} cores`],
+  ];
 }
 
 export function renderMarkdown(results: BenchResults, chartFile: string): string {
   const { machine, settings } = results;
   const notes = new Footnotes();
-  const load =
-    settings.amount === null
-      ? `${settings.durationSeconds} s per run after a ${settings.warmupSeconds} s warm-up`
-      : `${settings.amount} requests per run (smoke: numbers too small to mean anything)`;
-  const turns =
-    settings.rounds > 1
-      ? `; servers measured in turn, each figure the median of ${settings.rounds} rounds`
-      : '; servers measured in turn, endpoint by endpoint';
+  const authentication = authenticationTable(results);
+  const defaults = defaultsTable(results, notes);
   const sections = [
     '# account-api benchmark results',
     `Written by \`${settings.command}\` (see [README.md](README.md) for what is measured and how to read it). Ratios are what we track: ` +
-      'the machine is shared and noisy, so absolute numbers move between runs.',
-    table(
-      ['', ''],
-      [
-        ['date', machine.date],
-        ['CPU', `${machine.cpu}, ${machine.cores} cores (nproc)`],
-        ['memory', `${machine.memoryGiB.toFixed(1)} GiB`],
-        ['Node', machine.node],
-        ['OS', machine.kernel],
-        ['load average', loadAverage(machine)],
-        ['service', `commit ${machine.commit}`],
-        ['load', `autocannon in the bench process on the same machine, pipelining 1, ${load}${turns}`],
-      ],
-      ['l', 'l'],
-    ),
-    `![Requests per second for each endpoint: service, ceiling and Express](${chartFile})`,
-    `## Table 1: every endpoint, side by side (${settings.connections} connections)`,
-    'Latency in milliseconds. The ceiling of the two POSTs writes the row with node:sqlite (WAL, synchronous=FULL) before it answers.',
-    endpointTable(results, notes),
+      'the machine is shared and noisy, so absolute numbers move between runs. Instructions per answer, the figure for changes ' +
+      'too small for these to show, are in [instructions.md](instructions.md) (`npm run bench -- --instructions`).',
+    table(['', ''], [...machineRows(machine), ...methodRows(results)], ['l', 'l']),
+    `![Server CPU time per answer for each endpoint: service, ceiling, Fastify and Express](${chartFile})`,
+    '## Targets',
+    'Each judged from figures of this run only. For CPU per answer, `ceiling / service` is the ceiling\'s CPU time per answer ' +
+      'over the service\'s: 1 would be as cheap as the least work that gives the same answers.',
+    targetTable(tableOneTargets(results)),
+    `## Table 1: CPU time per answer (${settings.connections} connections)`,
+    'Microseconds of the server\'s CPU time (user + system, every thread) per answer; lower is better. The ceiling of the two ' +
+      'POSTs writes the row with node:sqlite (WAL, synchronous=FULL) before it answers.',
+    cpuTable(results, notes),
+    `### Requests per second (${settings.connections} connections)`,
+    throughputTable(results, notes),
+    '### Latency',
+    'Milliseconds, measured by wrk per answer; at saturation mostly the wait behind other requests on the same connection.',
+    latencyTable(results, notes),
+    ...(authentication === null ? [] : ["### Authentication's own cost", 'CPU per answer of `GET /hello` without credentials and with valid ones, on each server:', authentication]),
+    ...(defaults === null
+      ? []
+      : [`### The service at its default settings against the bench's lean ones, \`GET /user\``, `Defaults: ${results.defaultSettings!.description}. Lean: LOG_LEVEL=warn, MAX_EVENT_LOOP_DELAY_MS=0, no metrics listener.`, defaults]),
+    '### Writes against the in-memory ceiling',
     'The same POSTs against the ceiling that keeps the write in memory (no target; how much of the cost is the disk):',
     inMemoryWrites(results, notes),
+    '### Kernel share of the CPU time',
+    "Of each server's CPU time, the share spent in the kernel (sockets, mostly), from /proc/PID/stat's user and system ticks:",
+    kernelShareTable(results),
     `Peak resident memory (VmHWM) of each server over table 1: ${[...results.endpointPeakRssMB]
       .map(([name, mb]) => `${name} ${mb === null ? 'n/a' : `${mb.toFixed(1)} MB`}`)
       .join(', ')}.`,
     '## Table 2: scaling, latency, memory and start-up',
-    `\`GET /user\` on the service, by accounts in the database and connections (each cell: req/s · p50 / p99 ms):`,
+    '`GET /user` on the service (lean settings), by accounts in the database and connections (each cell: req/s · CPU µs per answer · p50 / p99 ms):',
     scaleTable(results, notes),
-    'The targets that are not ratios to a peer:',
-    targetTable(results),
+    'The earlier targets that are not ratios to a peer:',
+    targetTable(tableTwoTargets(results)),
   ];
   const footnotes = notes.render();
   if (footnotes !== '') sections.push('## Wrong answers', footnotes);

@@ -14,9 +14,27 @@ export interface EndpointRow {
   readonly service: Cell;
   /** For the writing calls, the ceiling that writes the row with node:sqlite. */
   readonly ceiling: Cell;
+  readonly fastify: Cell;
   readonly express: Cell;
   /** For the writing calls only: the ceiling that keeps the write in memory. */
   readonly memoryCeiling: Cell | null;
+}
+
+/** The servers of table 1's columns, in order. */
+export const PEERS = [
+  { key: 'service', label: 'service' },
+  { key: 'ceiling', label: 'ceiling' },
+  { key: 'fastify', label: 'Fastify' },
+  { key: 'express', label: 'Express' },
+] as const satisfies readonly { key: keyof EndpointRow; label: string }[];
+
+/** GET /user on the service at its default settings beside the same at the bench's lean ones. */
+export interface DefaultSettingsRow {
+  readonly call: BenchCall;
+  readonly lean: Cell;
+  readonly defaults: Cell;
+  /** What "defaults" meant in this run, for the table's caption. */
+  readonly description: string;
 }
 
 export interface ScaleRow {
@@ -47,10 +65,11 @@ export interface Machine {
 
 export interface RunSettings {
   readonly command: string;
+  readonly smoke: boolean;
   readonly connections: number;
   readonly durationSeconds: number;
   readonly warmupSeconds: number;
-  readonly amount: number | null;
+  readonly loadThreads: number;
   readonly scaleConnections: readonly number[];
   /** Each cell is the median of this many measurements, servers taking turns. */
   readonly rounds: number;
@@ -60,6 +79,8 @@ export interface BenchResults {
   readonly machine: Machine;
   readonly settings: RunSettings;
   readonly endpoints: readonly EndpointRow[];
+  /** null when GET /user was not among the calls measured. */
+  readonly defaultSettings: DefaultSettingsRow | null;
   /** Peak resident memory (VmHWM, MB) of each server over table 1, by server name. */
   readonly endpointPeakRssMB: ReadonlyMap<string, number | null>;
   readonly scaling: readonly ScaleRow[];
@@ -69,7 +90,10 @@ export interface BenchResults {
 function commitOf(): string {
   try {
     const git = (args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return `${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain']) === '' ? '' : ' with uncommitted changes'}`;
+    // The bench's own results are outputs: a run over a tree where only they changed measured the commit itself.
+    const outputs = ['results.md', 'results.svg', 'instructions.md'].map((name) => `:(exclude,glob)bench/**/${name}`);
+    const dirty = git(['status', '--porcelain', '--untracked-files=no', '--', '.', ...outputs]) !== '';
+    return `${git(['rev-parse', '--short', 'HEAD'])}${dirty ? ' with uncommitted changes' : ''}`;
   } catch {
     return 'unknown (not a git checkout)';
   }
@@ -104,4 +128,27 @@ export function median(values: readonly number[]): number {
 /** a / b in requests per second, or null when either is missing. */
 export function ratio(a: Cell, b: Cell): number | null {
   return a.ok && b.ok && b.value.requestsPerSecond > 0 ? a.value.requestsPerSecond / b.value.requestsPerSecond : null;
+}
+
+/** `cheaper`'s CPU per answer over `dearer`'s (ceiling / service: 1 means as cheap as the ceiling), or null when either is missing. */
+export function cpuRatio(cheaper: Cell, dearer: Cell): number | null {
+  return cheaper.ok && dearer.ok && dearer.value.cpuMicrosPerAnswer > 0 ? cheaper.value.cpuMicrosPerAnswer / dearer.value.cpuMicrosPerAnswer : null;
+}
+
+/** The median of each figure over the rounds; the CPU source is 'stat' if any round had to fall back to it. */
+export function medianMeasurement(taken: readonly Measurement[]): Measurement {
+  const of = (figure: (one: Measurement) => number) => median(taken.map(figure));
+  const shares = taken.flatMap((one) => (one.systemShare === null ? [] : [one.systemShare]));
+  return {
+    requestsPerSecond: of((one) => one.requestsPerSecond),
+    p50Ms: of((one) => one.p50Ms),
+    p99Ms: of((one) => one.p99Ms),
+    responses: taken.reduce((sum, one) => sum + one.responses, 0),
+    cpuMicrosPerAnswer: of((one) => one.cpuMicrosPerAnswer),
+    cpuSource: taken.some((one) => one.cpuSource === 'stat') ? 'stat' : 'schedstat',
+    systemShare: shares.length === 0 ? null : median(shares),
+    serverCores: of((one) => one.serverCores),
+    // The busiest round: what matters is whether wrk ever came near a whole core.
+    loadGeneratorCores: Math.max(...taken.map((one) => one.loadGeneratorCores)),
+  };
 }

@@ -1,38 +1,29 @@
-// Runs `bench/run.ts --smoke` so the bench cannot rot: both tables, every endpoint, a number in every cell, and the chart. Never a speed.
+// Runs `bench/run.ts --smoke` so the bench cannot rot: the targets, every table with every endpoint on every server and a
+// number in every cell, and the chart. Never a speed. Needs wrk (skipped with the reason without it; in CI, a failure).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { after, before, test } from 'node:test';
+import { join } from 'node:path';
 import { BENCH_CALLS } from '../../bench/calls.ts';
+import { requiring } from '../support/requiring.ts';
+import { row, runBench, section, toolsSkipReason } from './bench-tools.ts';
 
-const REPO_ROOT = resolve(import.meta.dirname, '../..');
+const { after, before, test } = requiring(toolsSkipReason([['wrk', 'wrk']]));
+
 const NUMBER = /^\d[\d,]*(\.\d+)?$/;
 const RATIO = /^\d+\.\d\d×$/;
+const VERDICT = /^(met|not met|—)$/;
 
 let out: string;
 let markdown: string;
 let svg: string;
 
-function runBench(args: readonly string[]): Promise<{ code: number | null; output: string }> {
-  // The caller's BENCH_* settings must not turn the smoke run into a long one.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('BENCH_')));
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bench/run.ts'), ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  return new Promise((done, fail) => {
-    child.once('error', fail);
-    child.once('close', (code) => done({ code, output }));
-  });
-}
-
-/** The cells of the table row whose first cell is `first`, without the outer pipes. */
-function row(first: string): string[] {
-  const line = markdown.split('\n').find((candidate) => candidate.startsWith(`| ${first} |`));
-  assert.ok(line !== undefined, `results.md has no row starting with ${first}:\n${markdown}`);
-  return line.split(' | ').map((cell) => cell.replace(/^\| /, '').replace(/ \|$/, '').trim());
+/** The row of `call` in the section under `heading`, failing with the section when there is none. */
+function callRow(heading: string, label: string): string[] {
+  const text = section(markdown, heading);
+  const cells = row(text, `\`${label}\``);
+  assert.ok(cells !== undefined, `no row for ${label} under '${heading}':\n${text}`);
+  return cells.slice(1);
 }
 
 before(async () => {
@@ -45,48 +36,85 @@ before(async () => {
 
 after(() => rmSync(out, { recursive: true, force: true }));
 
-test('results.md records the machine it ran on and links the chart', () => {
-  for (const field of ['date', 'CPU', 'memory', 'Node', 'service', 'load']) assert.ok(row(field)[1] !== '', `machine field ${field} is empty`);
-  assert.match(row('Node')[1]!, /^v\d+\.\d+\.\d+$/);
+test('results.md records the machine it ran on, how CPU time was read, and links the chart', () => {
+  for (const field of ['date', 'CPU', 'memory', 'Node', 'service', 'load', 'CPU time', 'load generator']) {
+    assert.ok((row(markdown, field)?.[1] ?? '') !== '', `machine field ${field} is empty`);
+  }
+  assert.match(row(markdown, 'Node')![1]!, /^v\d+\.\d+\.\d+$/);
+  assert.match(row(markdown, 'load')![1]!, /^wrk -t\d+ -c\d+ /);
   assert.match(markdown, /!\[[^\]]+\]\(results\.svg\)/);
 });
 
-test('table 1 has a row for every endpoint with numbers for the service, the ceiling and Express', () => {
-  assert.match(markdown, /^## Table 1/m);
-  assert.doesNotMatch(markdown, /wrong answer/, 'a server answered wrongly in the smoke run');
-  for (const call of BENCH_CALLS) {
-    const cells = row(`\`${call.label}\``);
-    const [, ...figures] = cells;
-    for (const [index, value] of figures.slice(0, 9).entries()) {
-      assert.match(value, NUMBER, `${call.label}: column ${index + 2} is '${value}'`);
-    }
-    assert.match(figures[9]!, RATIO, `${call.label}: service / ceiling is '${figures[9]}'`);
-    assert.match(figures[10]!, RATIO, `${call.label}: service / Express is '${figures[10]}'`);
-    assert.match(figures[12]!, /^(met|not met|—)$/, `${call.label}: verdict is '${figures[12]}'`);
+test('no server answered wrongly in the smoke run', () => {
+  const problems = markdown.includes('## Wrong answers') ? section(markdown, '## Wrong answers') : '';
+  assert.doesNotMatch(markdown, /wrong answer/, `a server answered wrongly in the smoke run:\n${problems}`);
+});
+
+test('the targets table judges CPU, authentication, the defaults, req/s and memory, each met or not', () => {
+  const targets = section(markdown, '## Targets');
+  for (const measure of [
+    'CPU per answer, `GET /hello`: ceiling / service',
+    'CPU per answer, `GET /user`: service against plain Fastify',
+    "authentication's own CPU per answer",
+    'CPU per answer, `GET /user`: lean settings / default settings',
+    'req/s, `GET /settings`: service / Express',
+    'peak resident memory (VmHWM) over table 1: service / ceiling',
+  ]) {
+    const line = targets.split('\n').find((candidate) => candidate.startsWith(`| ${measure}`));
+    assert.ok(line !== undefined, `no target row '${measure}':\n${targets}`);
+    assert.match(line, /\| (met|not met) \|$/, `target '${measure}' has no verdict: ${line}`);
   }
+});
+
+test('table 1 gives CPU µs per answer for every endpoint on the service, the ceiling, Fastify and Express', () => {
+  for (const call of BENCH_CALLS) {
+    const cells = callRow('## Table 1', call.label);
+    for (const [index, value] of cells.slice(0, 4).entries()) assert.match(value, NUMBER, `${call.label}: CPU column ${index + 2} is '${value}'`);
+    for (const value of cells.slice(4, 7)) assert.match(value, RATIO, `${call.label}: CPU ratio is '${value}'`);
+    assert.match(cells[8]!, VERDICT, `${call.label}: CPU verdict is '${cells[8]}'`);
+  }
+});
+
+test('requests per second and latency for every endpoint on every server', () => {
+  for (const call of BENCH_CALLS) {
+    const rates = callRow('### Requests per second', call.label);
+    for (const value of rates.slice(0, 4)) assert.match(value, NUMBER, `${call.label}: req/s is '${value}'`);
+    for (const value of rates.slice(4, 7)) assert.match(value, RATIO, `${call.label}: req/s ratio is '${value}'`);
+    assert.match(rates[8]!, VERDICT, `${call.label}: req/s verdict is '${rates[8]}'`);
+    for (const value of callRow('### Latency', call.label)) assert.match(value, /^[\d.]+ \/ [\d.]+$/, `${call.label}: latency is '${value}'`);
+  }
+});
+
+test("authentication's own cost on every server, and the defaults against the lean settings", () => {
+  const authentication = section(markdown, "### Authentication's own cost");
+  for (const server of ['service', 'ceiling', 'Fastify', 'Express']) {
+    const cells = row(authentication, server);
+    assert.ok(cells !== undefined, `no authentication row for ${server}:\n${authentication}`);
+    for (const value of cells.slice(1)) assert.match(value, /^-?\d+(\.\d+)?$/, `${server}: '${value}'`);
+  }
+  const defaults = section(markdown, '### The service at its default settings');
+  assert.match(row(defaults, 'defaults')?.[1] ?? '', NUMBER, `no CPU figure for the defaults:\n${defaults}`);
+  assert.match(row(defaults, 'lean / defaults')?.[1] ?? '', RATIO);
 });
 
 test('table 2 has a numeric row per account count, the ratio between them, memory and start-up', () => {
-  assert.match(markdown, /^## Table 2/m);
-  const sizes = markdown.split('\n').filter((line) => /^\| \d[\d,]* \|/.test(line));
-  assert.ok(sizes.length >= 2, `expected at least two account counts in table 2:\n${markdown}`);
+  const two = section(markdown, '## Table 2');
+  const sizes = two.split('\n').filter((line) => /^\| \d[\d,]* \|/.test(line));
+  assert.ok(sizes.length >= 2, `expected at least two account counts in table 2:\n${two}`);
   for (const line of sizes) {
     const cells = line.split(' | ').slice(1);
-    for (const cell of cells.slice(0, -1)) assert.match(cell, /^[\d,]+ · [\d.]+ \/ [\d.]+$/, `scaling cell '${cell}' in ${line}`);
+    for (const cell of cells.slice(0, -1)) assert.match(cell, /^[\d,]+ · [\d.]+ µs · [\d.]+ \/ [\d.]+$/, `scaling cell '${cell}' in ${line}`);
     assert.match(cells.at(-1)!.replace(/ \|$/, ''), NUMBER, `peak RSS in ${line}`);
   }
-  assert.match(markdown, /^\| `GET \/user` with [\d,]+ accounts against [\d,]+, \d+ connections \| \d+\.\d\d× \|/m);
-  assert.match(markdown, /^\| peak resident memory \(VmHWM\)[^|]*\| [\d.]+ MB \|/m);
-  assert.match(markdown, /^\| start to first answered request[^|]*\| \d+ ms /m);
-  for (const call of BENCH_CALLS) {
-    assert.match(markdown, new RegExp(`^\\| p99 latency at \\d+ connections, \`${call.label.replace(/[()/]/g, '\\$&')}\` \\| [\\d.]+ ms[^|]* \\|`, 'm'));
-  }
+  assert.match(two, /^\| `GET \/user` req\/s with [\d,]+ accounts against [\d,]+, \d+ connections \| \d+\.\d\d× \|/m);
+  assert.match(two, /^\| peak resident memory \(VmHWM\)[^|]*\| [\d.]+ MB \|/m);
+  assert.match(two, /^\| start to first answered request[^|]*\| \d+ ms /m);
 });
 
-test('results.svg is a chart with a labelled group of bars for every endpoint', () => {
+test('results.svg is a chart with a labelled group of bars for every endpoint, one bar per server', () => {
   assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   assert.match(svg, /<\/svg>\n$/);
   for (const call of BENCH_CALLS) assert.ok(svg.includes(`>${call.label}</text>`), `no label for ${call.label} in the chart`);
   const bars = svg.match(/<rect x="\d+(\.\d)?" y="\d+(\.\d)?" width="[\d.]+" height="14"/g) ?? [];
-  assert.equal(bars.length, BENCH_CALLS.length * 3, 'one bar per server per endpoint');
+  assert.equal(bars.length, BENCH_CALLS.length * 4, 'one bar per server per endpoint');
 });

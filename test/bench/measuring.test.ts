@@ -1,0 +1,62 @@
+// The bench's measuring parts that need no server: reading CPU time from /proc, and the wrk script's strings and results.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { clockTicksPerSecond, cpuBetween, readCpu, type CpuReading } from '../../bench/cpu-time.ts';
+import { luaString, parseWrkOutput, wrkScript } from '../../bench/wrk.ts';
+
+const tick = 1e9 / clockTicksPerSecond();
+const reading = (schedstatNs: number | null, ticks: number, pids = [1]): CpuReading => ({ pids, schedstatNs, userTicks: ticks, systemTicks: 0 });
+
+test("reads this process's CPU time in nanoseconds, as getrusage counts it", () => {
+  const before = readCpu(process.pid, (pid) => [pid]);
+  const usage = process.cpuUsage();
+  // 30 ms on CPU, however long that takes on a busy machine.
+  while (process.cpuUsage(usage).user < 30_000);
+  const rusageNs = (process.cpuUsage(usage).user + process.cpuUsage(usage).system) * 1000;
+  const used = cpuBetween(before, readCpu(process.pid, (pid) => [pid]));
+  assert.equal(used.source, 'schedstat', 'this kernel has /proc/PID/task/*/schedstat');
+  assert.ok(used.ns >= rusageNs * 0.9, `${rusageNs / 1e6} ms on CPU by getrusage counted as ${used.ns / 1e6} ms`);
+});
+
+test('takes schedstat when the ticks agree with it, within their rounding', () => {
+  assert.deepEqual(cpuBetween(reading(0, 0), reading(25e6, 3)), { ns: 25e6, source: 'schedstat', systemShare: 0 });
+});
+
+test("falls back to the ticks when a thread ended between the readings and took its schedstat with it", () => {
+  const used = cpuBetween(reading(0, 0), reading(10e6, 50));
+  assert.deepEqual(used, { ns: 50 * tick, source: 'stat', systemShare: 0 });
+});
+
+test('falls back to the ticks when a worker process came or went', () => {
+  assert.equal(cpuBetween(reading(0, 0, [1, 2]), reading(25e6, 3, [1])).source, 'stat');
+});
+
+test('a Lua string literal keeps the exact bytes: quotes, backslashes, control characters and UTF-8', () => {
+  assert.equal(luaString('a"b\\c\n\u00e9'), '"a\\"b\\\\c\\010\\195\\169"');
+  assert.equal(luaString('{"x":1}'), '"{\\"x\\":1}"');
+});
+
+test('the script checks bodies only when asked, and alternates bodies only when there are several', () => {
+  const load = { url: 'http://127.0.0.1:1/api/v0/user?x=1', method: 'POST', headers: { a: 'b' }, bodies: ['n=1', 'n=2'], expectedStatus: 200 };
+  const checked = wrkScript({ ...load, allowedBodies: ['ok'] }, 'label');
+  assert.match(checked, /^local check = true$/m);
+  assert.match(checked, /^local path = "\/api\/v0\/user\?x=1"$/m);
+  assert.match(checked, /function request\(\)/);
+  assert.match(wrkScript({ ...load, allowedBodies: null }, 'label'), /^local check = false$/m);
+});
+
+test("reads wrk's result line: counts, microseconds turned to milliseconds, errors, wrong answers and its CPU ticks", () => {
+  const output = 'Running 1s test\nBENCH-WRK-RESULT 1000 2000000 250.0 1500.0 0 1 2 3 4 5 30 20\nBENCH-WRK-FIRST-WRONG 500 {"status":"error"}\n';
+  const result = parseWrkOutput(output, 100);
+  assert.deepEqual(result, {
+    requests: 1000,
+    durationSeconds: 2,
+    p50Ms: 0.25,
+    p99Ms: 1.5,
+    errors: { connect: 0, read: 1, write: 2, status: 3, timeout: 4 },
+    wrong: 5,
+    firstWrong: '500 {"status":"error"}',
+    cpuSeconds: 0.5,
+  });
+  assert.throws(() => parseWrkOutput('unable to connect', 100), /wrk printed no result/);
+});
