@@ -38,7 +38,7 @@ export interface AppDependencies {
 
 /**
  * A hop count trusts the nearest N hops whoever they are (Fastify itself now refuses to read a bare number, because a client
- * that reaches the server directly can then choose its address); operators who give one are told so in docs/deploy.md.
+ * that reaches the server directly can then choose its address); operators who give one are told so in docs/operations.md (Trusted proxies).
  */
 function fastifyTrustProxy(trusted: TrustedProxies): false | string[] | ((address: string, hop: number) => boolean) {
   if (typeof trusted === 'number') return (_address, hop) => hop < trusted;

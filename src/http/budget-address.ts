@@ -4,7 +4,7 @@
 // an unlimited supply of fresh budgets; the big public APIs count per /64 for the same reason. An IPv4-mapped IPv6 address
 // (::ffff:192.0.2.1, as a dual-stack socket reports IPv4 clients) is the IPv4 client it stands for.
 
-import { isIP } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 
 const MAPPED_IPV4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
 const IPV4_WITH_PORT = /^(\d+\.\d+\.\d+\.\d+):\d+$/;
@@ -19,6 +19,7 @@ export const UNPARSABLE_ADDRESS = 'unparsable';
 export function budgetAddress(reported: string | undefined): string {
   // Undefined when the client's connection closed before the request was read.
   if (reported === undefined) return UNPARSABLE_ADDRESS;
+  if (isIPv4(reported)) return reported; // nearly every request: one check, no pattern
   const ip = IPV4_WITH_PORT.exec(reported)?.[1] ?? IPV6_WITH_PORT.exec(reported)?.[1] ?? reported;
   const family = isIP(ip.split('%', 1)[0]!);
   if (family === 0) return UNPARSABLE_ADDRESS;

@@ -13,9 +13,11 @@ import { matchesEtag } from './etag.ts';
 
 export type Coding = 'br' | 'gzip' | 'identity';
 
+type Bodies = Readonly<Record<Coding, Buffer>>;
+
 /** One body in every coding, with a strong validator per coding (RFC 9110 §8.8.3: each is a different representation). */
 export interface Precompressed {
-  readonly bodies: Readonly<Record<Coding, Buffer>>;
+  readonly bodies: Bodies;
   readonly etags: Readonly<Record<Coding, string>>;
 }
 
@@ -47,8 +49,8 @@ export function precompress(body: Buffer, etag?: string): Precompressed {
 }
 
 /** True when a body in `coding` differs from the plain one (it was worth compressing). */
-export function isCompressed(body: Precompressed, coding: Coding): boolean {
-  return coding !== 'identity' && body.bodies[coding] !== body.bodies.identity;
+function isCompressed(bodies: Bodies, coding: Coding): boolean {
+  return coding !== 'identity' && bodies[coding] !== bodies.identity;
 }
 
 /**
@@ -84,7 +86,7 @@ export function sendPrecompressed(request: FastifyRequest, reply: FastifyReply, 
   if (ifNoneMatch !== undefined && Object.values(body.etags).some((etag) => matchesEtag(ifNoneMatch, etag))) {
     return reply.code(304).send();
   }
-  if (isCompressed(body, coding)) reply.header('Content-Encoding', coding);
+  if (isCompressed(body.bodies, coding)) reply.header('Content-Encoding', coding);
   return reply.type(contentType).send(body.bodies[coding]);
 }
 
@@ -99,10 +101,11 @@ const CODING_SUFFIX = /-(?:gzip|br)"/g;
  * takes off an If-None-Match again, so a cached compressed copy revalidates with a 304.
  */
 export function precompressedFiles(root: string, urlPrefix: string): { onRequest: onRequestHookHandler; onSend: onSendHookHandler } {
-  const files = new Map<string, Promise<Precompressed | null>>();
-  const settled = new Map<string, Precompressed | null>();
+  const files = new Map<string, Promise<Bodies | null>>();
+  const settled = new Map<string, Bodies | null>();
 
-  function compressed(name: string): Precompressed | null | undefined {
+  /** The file in every coding once compressed; null when not worth it (or unreadable); undefined while it is being made. */
+  function compressed(name: string): Bodies | null | undefined {
     if (!files.has(name)) {
       const work = readFile(join(root, name))
         .then(async (body) => {
@@ -111,7 +114,7 @@ export function precompressedFiles(root: string, urlPrefix: string): { onRequest
             gzipAsync(body, { level: 9 }),
             brotliAsync(body, { params: brotliParams(body.length) }),
           ]);
-          return { bodies: { identity: body, gzip: gzipped, br: brotli }, etags: { identity: '', gzip: '', br: '' } };
+          return { identity: body, gzip: gzipped, br: brotli };
         })
         .catch(() => null);
       files.set(name, work);
@@ -138,13 +141,13 @@ export function precompressedFiles(root: string, urlPrefix: string): { onRequest
       if (name === null) return done(null, payload);
       reply.header('Vary', 'Accept-Encoding');
       const coding = negotiateCoding(request.headers['accept-encoding']);
-      const body = compressed(name);
-      if (coding === 'identity' || body === null || body === undefined) return done(null, payload);
+      const bodies = compressed(name);
+      if (coding === 'identity' || bodies === null || bodies === undefined) return done(null, payload);
       (payload as { destroy?: () => void } | null)?.destroy?.(); // the file stream the static server opened
       const etag = reply.getHeader('etag');
       if (typeof etag === 'string') reply.header('ETag', etag.replace(/"$/, `-${coding}"`));
-      reply.header('Content-Encoding', coding).header('Content-Length', body.bodies[coding].length);
-      done(null, body.bodies[coding]);
+      reply.header('Content-Encoding', coding).header('Content-Length', bodies[coding].length);
+      done(null, bodies[coding]);
     },
   };
 }
