@@ -56,10 +56,25 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
   // A worker answers the primary's requests for its metrics (METRICS_PORT sums them); from the start, so a scrape while it
   // starts is answered (empty) rather than left to time out.
   if (asWorker && config.metrics.port !== null) new AggregatorRegistry();
+  let detachFromProcess = () => {};
   try {
     // A worker's store was migrated (and the sandbox seeded) by the primary; the primary alone serves METRICS_PORT.
     const server = await startServer(asWorker ? { ...config, metrics: { ...config.metrics, port: null } } : config, { prepared: asWorker });
     const { app } = server;
+    // The logger writes asynchronously (request-log.ts): what it still holds is written before any exit, and a fatal error
+    // is logged, written out, and ends the process as Node would have.
+    const flushOnExit = () => app.flushLogs();
+    const fatal = (error: unknown) => {
+      app.log.fatal({ err: error }, 'uncaught error: exiting');
+      app.flushLogs();
+      process.exit(1);
+    };
+    process.once('exit', flushOnExit);
+    process.on('uncaughtException', fatal);
+    detachFromProcess = () => {
+      process.off('exit', flushOnExit);
+      process.off('uncaughtException', fatal);
+    };
     const waitingForDatabase = server.prepared === null;
     app.log.info(
       { url: server.url, environment: config.environment, database: config.database.engine, metricsUrl: server.metricsUrl, waitingForDatabase },
@@ -127,6 +142,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
       }
     });
   } finally {
+    detachFromProcess();
     // A worker lets go of its channel and ends on its own; a signal arriving meanwhile (the primary's forwarded one, after a
     // terminal's Ctrl-C reached the worker directly) must not kill it before its last log lines are out.
     if (asWorker) signals.handleWith(() => {});

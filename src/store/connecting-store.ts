@@ -196,7 +196,7 @@ export class ConnectingStore implements Store {
   revokeKey(keyId: string): Promise<ApiKeyRecord> {
     return this.#current.revokeKey(keyId);
   }
-  findCredential(keyId: string): Promise<Credential | null> {
+  findCredential(keyId: string): Credential | null | Promise<Credential | null> {
     return this.#current.findCredential(keyId);
   }
   touchKey(keyId: string, usedAt: Date): Promise<void> {

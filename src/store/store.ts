@@ -96,7 +96,11 @@ export interface Store {
   createKey(username: string, key: NewApiKey): Promise<ApiKeyRecord>;
   listKeys(username: string): Promise<ApiKeyRecord[]>;
   revokeKey(keyId: string): Promise<ApiKeyRecord>;
-  findCredential(keyId: string): Promise<Credential | null>;
+  /**
+   * The one method that may answer at once: an engine that holds the row in memory and knows it is current (SQLite's
+   * credential cache) returns it without a promise, because authentication runs on every request. Callers accept both.
+   */
+  findCredential(keyId: string): Credential | null | Promise<Credential | null>;
   /**
    * Records a key's last use. Callers need not await it: a missed stamp must fail nothing, so a caller that does not wait
    * catches the rejection and logs it. SQLite queues it for its next write batch and never makes it wait for a lock;

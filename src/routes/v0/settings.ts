@@ -34,7 +34,7 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
       security: PREMIUM_SECURITY,
       response: { 200: successOf('SettingsEnvelope', "The caller's settings"), ...failuresFor({ premium: true, body: false }) },
     },
-    handler: async (request) => success({ timezone: request.caller!.timezone }),
+    handler: (request) => success({ timezone: request.caller!.timezone }),
   });
 
   app.get('/settings/timezones', {
@@ -58,10 +58,10 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
         ...failuresFor({ premium: true, body: false }),
       },
     },
-    handler: async (request, reply) => {
+    handler: (request, reply) => {
       // no-cache: clients may keep the list but must revalidate, which costs them a 304.
       reply.header('Cache-Control', 'private, no-cache');
-      return sendPrecompressed(request, reply, timezonesList, 'application/json; charset=utf-8');
+      sendPrecompressed(request, reply, timezonesList, 'application/json; charset=utf-8');
     },
   });
 

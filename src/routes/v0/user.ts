@@ -48,7 +48,7 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
           ...failuresFor({ premium: true, body: false }),
         }),
       },
-      handler: async (request) => success(userView(request.caller!)),
+      handler: (request) => success(userView(request.caller!)),
     });
 
     app.post<{ Body: { name: string } }>(path, {

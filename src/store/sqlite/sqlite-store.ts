@@ -418,7 +418,17 @@ export class SqliteStore implements Store {
     });
   }
 
-  findCredential(keyId: string): Promise<Credential | null> {
+  findCredential(keyId: string): Credential | null | Promise<Credential | null> {
+    // Answered at once when the cache holds the key and no other connection has committed since: no promise to wait for.
+    if (this.#credentials.enabled) {
+      try {
+        this.#refreshCache();
+        const cached = this.#credentials.get(keyId);
+        if (cached !== undefined) return cached;
+      } catch {
+        // Locked (a WAL recovery in another connection): the read below waits for it on timers.
+      }
+    }
     return this.#run(() => {
       if (this.#credentials.enabled) this.#refreshCache();
       const cached = this.#credentials.get(keyId);
