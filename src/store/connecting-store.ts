@@ -1,6 +1,6 @@
 // A store that answers 503 store_unavailable until its engine has answered and been prepared in the background, then is that engine.
 import type { KeyEnvironment } from '../domain/api-keys.ts';
-import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from './store.ts';
+import type { Account, AdminCredential, AdminTokenRecord, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewAdminToken, NewApiKey, Store } from './store.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { storeNotConnected } from './store-errors.ts';
 
@@ -66,6 +66,12 @@ const NOT_CONNECTED: Omit<Store, 'environment'> = Object.freeze({
   revokeKey: notYet,
   findCredential: notYet,
   touchKey: notYet,
+  pageAccounts: notYet,
+  createAdminToken: notYet,
+  listAdminTokens: notYet,
+  revokeAdminToken: notYet,
+  findAdminToken: notYet,
+  touchAdminToken: notYet,
   ping: notYet,
   close: () => Promise.resolve(),
 });
@@ -201,6 +207,24 @@ export class ConnectingStore implements Store {
   }
   touchKey(keyId: string, usedAt: Date): Promise<void> {
     return this.#current.touchKey(keyId, usedAt);
+  }
+  pageAccounts(afterId: number | null, limit: number): Promise<Account[]> {
+    return this.#current.pageAccounts(afterId, limit);
+  }
+  createAdminToken(token: NewAdminToken): Promise<AdminTokenRecord> {
+    return this.#current.createAdminToken(token);
+  }
+  listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return this.#current.listAdminTokens();
+  }
+  revokeAdminToken(tokenId: string): Promise<AdminTokenRecord> {
+    return this.#current.revokeAdminToken(tokenId);
+  }
+  findAdminToken(tokenId: string): Promise<AdminCredential | null> {
+    return this.#current.findAdminToken(tokenId);
+  }
+  touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
+    return this.#current.touchAdminToken(tokenId, usedAt);
   }
   ping(): Promise<void> {
     return this.#current.ping();

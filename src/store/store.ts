@@ -43,6 +43,33 @@ export interface Credential {
   readonly account: Account;
 }
 
+/** A token for the admin API, as listed: never its secret. */
+export interface AdminTokenRecord {
+  readonly tokenId: string;
+  readonly label: string;
+  readonly displayPrefix: string;
+  /** Who made it: `cli:<os user>`. */
+  readonly createdBy: string;
+  readonly createdAt: string;
+  readonly lastUsedAt: string | null;
+  readonly revokedAt: string | null;
+}
+
+export interface NewAdminToken {
+  readonly tokenId: string;
+  readonly hash: Uint8Array;
+  readonly displayPrefix: string;
+  readonly label: string;
+  readonly createdBy: string;
+}
+
+/** What the admin port's authentication needs in one read. */
+export interface AdminCredential {
+  readonly tokenId: string;
+  readonly hash: Uint8Array;
+  readonly revoked: boolean;
+}
+
 export interface MigrationReport {
   readonly applied: readonly number[];
   readonly current: number;
@@ -103,6 +130,18 @@ export interface Store {
    * PostgreSQL writes it at once.
    */
   touchKey(keyId: string, usedAt: Date): Promise<void>;
+
+  /** Accounts by id, those after `afterId` (null: from the first), at most `limit`: the admin API's cursor paging. */
+  pageAccounts(afterId: number | null, limit: number): Promise<Account[]>;
+
+  createAdminToken(token: NewAdminToken): Promise<AdminTokenRecord>;
+  /** Every admin token, revoked ones too, oldest first. */
+  listAdminTokens(): Promise<AdminTokenRecord[]>;
+  /** Fails with admin_token_not_found; revoking twice keeps the first time. */
+  revokeAdminToken(tokenId: string): Promise<AdminTokenRecord>;
+  findAdminToken(tokenId: string): Promise<AdminCredential | null>;
+  /** An admin token's last use; like touchKey, callers need not await it. */
+  touchAdminToken(tokenId: string, usedAt: Date): Promise<void>;
 
   ping(): Promise<void>;
   close(): Promise<void>;

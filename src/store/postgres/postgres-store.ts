@@ -4,9 +4,21 @@ import pg from 'pg';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { asEnvironment, assertEnvironment, environmentUnrecorded, type RecordedEnvironment } from '../deployment.ts';
 import { loadMigrations, type Migration } from '../migrations.ts';
-import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
+import type {
+  Account,
+  AdminCredential,
+  AdminTokenRecord,
+  ApiKeyRecord,
+  Credential,
+  MigrateOptions,
+  MigrationReport,
+  NewAccount,
+  NewAdminToken,
+  NewApiKey,
+  Store,
+} from '../store.ts';
 import { assertSchemaCurrent } from '../migrations.ts';
-import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
+import { accountGone, accountNotFound, adminTokenExists, adminTokenNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
 import { READ_ENVIRONMENT_SQL, recordEnvironment } from './deployment.ts';
 import { applyMigrations } from './migrate.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
@@ -64,6 +76,19 @@ function toKey(row: Row): ApiKeyRecord {
   };
 }
 
+function toAdminToken(row: Row): AdminTokenRecord {
+  return {
+    tokenId: String(row.token_id),
+    label: String(row.label),
+    displayPrefix: String(row.display_prefix),
+    createdBy: String(row.created_by),
+    createdAt: iso(row.created_at),
+    lastUsedAt: isoOrNull(row.last_used_at),
+    revokedAt: isoOrNull(row.revoked_at),
+  };
+}
+
+const ADMIN_TOKEN_COLUMNS = 'token_id, label, display_prefix, created_by, created_at, last_used_at, revoked_at';
 const ACCOUNT_COLUMNS = 'id, username, name, timezone, premium, created_at';
 const KEY_COLUMNS = 'k.key_id, a.username, k.label, k.display_prefix, k.created_at, k.last_used_at, k.revoked_at';
 const BY_USERNAME = 'lower(username) = lower($1)';
@@ -318,6 +343,48 @@ export class PostgresStore implements Store {
 
   async touchKey(keyId: string, usedAt: Date): Promise<void> {
     await this.#query('UPDATE api_keys SET last_used_at = $2 WHERE key_id = $1', [keyId, usedAt]);
+  }
+
+  async pageAccounts(afterId: number | null, limit: number): Promise<Account[]> {
+    return (await this.#query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > $1 ORDER BY id LIMIT $2`, [afterId ?? 0, limit])).map(toAccount);
+  }
+
+  async createAdminToken(token: NewAdminToken): Promise<AdminTokenRecord> {
+    try {
+      const row = await this.#one(
+        `INSERT INTO admin_tokens (token_id, secret_hash, display_prefix, label, created_by, created_at)
+         VALUES ($1, $2, $3, $4, $5, now()) RETURNING ${ADMIN_TOKEN_COLUMNS}`,
+        [token.tokenId, Buffer.from(token.hash), token.displayPrefix, token.label, token.createdBy],
+      );
+      return toAdminToken(row!);
+    } catch (error) {
+      const broken = brokenConstraint(error);
+      if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'admin_tokens_pkey') throw adminTokenExists(token.tokenId);
+      throw error;
+    }
+  }
+
+  async listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return (await this.#query(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens ORDER BY created_at, token_id`)).map(toAdminToken);
+  }
+
+  async revokeAdminToken(tokenId: string): Promise<AdminTokenRecord> {
+    const row = await this.#one(
+      `UPDATE admin_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE token_id = $1 RETURNING ${ADMIN_TOKEN_COLUMNS}`,
+      [tokenId],
+    );
+    if (row === undefined) throw adminTokenNotFound(tokenId);
+    return toAdminToken(row);
+  }
+
+  async findAdminToken(tokenId: string): Promise<AdminCredential | null> {
+    const row = await this.#one('SELECT token_id, secret_hash, revoked_at FROM admin_tokens WHERE token_id = $1', [tokenId]);
+    if (row === undefined) return null;
+    return { tokenId: String(row.token_id), hash: row.secret_hash as Buffer, revoked: row.revoked_at !== null };
+  }
+
+  async touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
+    await this.#query('UPDATE admin_tokens SET last_used_at = $2 WHERE token_id = $1', [tokenId, usedAt]);
   }
 
   async ping(): Promise<void> {

@@ -4,11 +4,23 @@ import { dirname, join } from 'node:path';
 import { backup, DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { DomainError } from '../../domain/errors.ts';
-import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
+import type {
+  Account,
+  AdminCredential,
+  AdminTokenRecord,
+  ApiKeyRecord,
+  Credential,
+  MigrateOptions,
+  MigrationReport,
+  NewAccount,
+  NewAdminToken,
+  NewApiKey,
+  Store,
+} from '../store.ts';
 import { assertNotNewer, assertSchemaCurrent, loadMigrations, type Migration } from '../migrations.ts';
 import { CredentialCache } from '../credential-cache.ts';
 import { assertEnvironment, environmentUnrecorded } from '../deployment.ts';
-import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
+import { accountGone, accountNotFound, adminTokenExists, adminTokenNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
 import { readEnvironment, recordEnvironment } from './deployment.ts';
 import { retryWhileLocked } from './lock-wait.ts';
 import { isBusy, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
@@ -68,6 +80,20 @@ function toKey(row: Row): ApiKeyRecord {
     revokedAt: row.revoked_at === null ? null : String(row.revoked_at),
   };
 }
+
+function toAdminToken(row: Row): AdminTokenRecord {
+  return {
+    tokenId: String(row.token_id),
+    label: String(row.label),
+    displayPrefix: String(row.display_prefix),
+    createdBy: String(row.created_by),
+    createdAt: String(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : String(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : String(row.revoked_at),
+  };
+}
+
+const ADMIN_TOKEN_COLUMNS = 'token_id, label, display_prefix, created_by, created_at, last_used_at, revoked_at';
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -470,6 +496,62 @@ export class SqliteStore implements Store {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     }
+  }
+
+  pageAccounts(afterId: number | null, limit: number): Promise<Account[]> {
+    return this.#run(() =>
+      this.#statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > ? ORDER BY id LIMIT ?`)
+        .all(afterId ?? 0, limit)
+        .map((row) => toAccount(row as Row)),
+    );
+  }
+
+  createAdminToken(token: NewAdminToken): Promise<AdminTokenRecord> {
+    return this.#run(() => {
+      try {
+        const row = this.#statement(
+          `INSERT INTO admin_tokens (token_id, secret_hash, display_prefix, label, created_by, created_at)
+           VALUES (?, ?, ?, ?, ?, ?) RETURNING ${ADMIN_TOKEN_COLUMNS}`,
+        ).get(token.tokenId, token.hash, token.displayPrefix, token.label, token.createdBy, new Date().toISOString());
+        return toAdminToken(row as Row);
+      } catch (error) {
+        if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) throw adminTokenExists(token.tokenId);
+        throw error;
+      }
+    });
+  }
+
+  listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return this.#run(() =>
+      this.#statement(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens ORDER BY created_at, token_id`)
+        .all()
+        .map((row) => toAdminToken(row as Row)),
+    );
+  }
+
+  revokeAdminToken(tokenId: string): Promise<AdminTokenRecord> {
+    return this.#run(() => {
+      const row = this.#statement(
+        `UPDATE admin_tokens SET revoked_at = coalesce(revoked_at, ?) WHERE token_id = ? RETURNING ${ADMIN_TOKEN_COLUMNS}`,
+      ).get(new Date().toISOString(), tokenId);
+      if (row === undefined) throw adminTokenNotFound(tokenId);
+      return toAdminToken(row as Row);
+    });
+  }
+
+  findAdminToken(tokenId: string): Promise<AdminCredential | null> {
+    return this.#run(() => {
+      // Never cached: the admin port is quiet, and a revocation by the CLI must hold from the next request.
+      const row = this.#statement('SELECT token_id, secret_hash, revoked_at FROM admin_tokens WHERE token_id = ?').get(tokenId) as Row | undefined;
+      if (row === undefined) return null;
+      return { tokenId: String(row.token_id), hash: row.secret_hash as Uint8Array, revoked: row.revoked_at !== null };
+    });
+  }
+
+  touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
+    return this.#run(() => {
+      this.#statement('UPDATE admin_tokens SET last_used_at = ? WHERE token_id = ?').run(usedAt.toISOString(), tokenId);
+    });
   }
 
   ping(): Promise<void> {
