@@ -3,6 +3,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { ConfigError, loadConfig } from '../config.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { openStore } from '../store/open-store.ts';
+import { ADMIN_TOKENS, adminTokensCommand } from './admin-tokens.ts';
 import { BACKUP, backupCommand } from './backup.ts';
 import { CALL, callCommand } from './call.ts';
 import { UsageError, type CliContext, type CliIo } from './cli-context.ts';
@@ -14,7 +15,7 @@ import { SERVE, serveCommand } from './serve.ts';
 import { USERS, usersCommand } from './users.ts';
 
 /** Every command, in the order --help lists them. */
-export const COMMAND_GROUPS: readonly CommandGroup[] = [SERVE, MIGRATE, USERS, KEYS, BACKUP, CALL];
+export const COMMAND_GROUPS: readonly CommandGroup[] = [SERVE, MIGRATE, USERS, KEYS, ADMIN_TOKENS, BACKUP, CALL];
 
 export const OVERVIEW = `account-api ${packageJson.version}: the account API server and the commands that run it.
 
@@ -79,6 +80,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       // The other commands bring a fresh database up to date too, so the first `users create` just works.
       await store.migrate();
       if (group === USERS) await usersCommand(command.words[1], context, store);
+      else if (group === ADMIN_TOKENS) await adminTokensCommand(command.words[1], context, store);
       else await keysCommand(command.words[1], context, store);
       return 0;
     } finally {
