@@ -41,6 +41,7 @@ export interface Config {
   /** This build's version, from package.json. */
   readonly version: string;
   readonly metrics: MetricsSettings;
+  readonly admin: AdminSettings;
   /** Origins allowed to call the API from a browser; empty: CORS is off (no Access-Control-* header at all). */
   readonly corsOrigins: readonly string[];
   /** Strict-Transport-Security max-age in seconds; null: no HSTS header (TLS is the proxy's, which may send its own). */
@@ -53,6 +54,16 @@ export interface MetricsSettings {
   readonly host: string;
   /** Bearer token for GET /metrics on the public port; null: /metrics is not served there (404). */
   readonly token: string | null;
+}
+
+/** The admin API's listener (docs/operations.md, "The admin API"). */
+export interface AdminSettings {
+  /** Its port; null: no admin listener at all (ADMIN_PORT unset). */
+  readonly port: number | null;
+  /** Loopback unless the operator says otherwise: the admin API changes every account. */
+  readonly host: string;
+  /** Requests per admin token per rate-limit window; 0 turns the limit off. */
+  readonly perToken: number;
 }
 
 export interface PostgresSettings {
@@ -278,6 +289,15 @@ function checkWorkers(config: Config): Config {
   return config;
 }
 
+/** The admin API never shares the public port (nor the metrics one): a second listener, or none. */
+function checkAdminPort(config: Config): Config {
+  const { port } = config.admin;
+  if (port === null || port === 0) return config;
+  if (port === config.port) throw new ConfigError(`ADMIN_PORT must differ from the public port (${config.port}); the admin API has a listener of its own.`);
+  if (port === config.metrics.port) throw new ConfigError(`ADMIN_PORT must differ from METRICS_PORT (${port}).`);
+  return config;
+}
+
 /** Two in-memory databases are never the same; a live URL this process cannot parse is not its concern. */
 function sameDatabase(database: DatabaseTarget, liveUrl: string, cwd: string): boolean {
   if (database.engine === 'sqlite' && database.path === ':memory:') return false;
@@ -301,7 +321,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
   if (environment === 'sandbox' && sameDatabase(database, env.DATABASE_URL || DEFAULT_DATABASE_URL, cwd)) {
     throw new ConfigError('The sandbox must not share the live database: set SANDBOX_DATABASE_URL (or --database-url) to another database.');
   }
-  return checkWorkers({
+  return checkAdminPort(checkWorkers({
     environment,
     host: flags.host ?? env.HOST ?? '0.0.0.0',
     // The sandbox defaults to its own port so both can run side by side on one machine.
@@ -344,9 +364,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
       host: env.METRICS_HOST || '127.0.0.1',
       token: metricsToken(env.METRICS_TOKEN),
     },
+    admin: {
+      port: env.ADMIN_PORT ? integer('ADMIN_PORT', env.ADMIN_PORT, 0, 0, 65535) : null,
+      host: env.ADMIN_HOST || '127.0.0.1',
+      perToken: integer('ADMIN_RATE_LIMIT_PER_TOKEN', env.ADMIN_RATE_LIMIT_PER_TOKEN, 600, 0, 1_000_000_000),
+    },
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     hstsMaxAgeSeconds: env.HSTS_MAX_AGE ? integer('HSTS_MAX_AGE', env.HSTS_MAX_AGE, 0, 0, 63_072_000) : null,
-  });
+  }));
 }
 
 /** `account-api call`: which server to call, as whom, and how patiently. */

@@ -23,6 +23,7 @@ export type ServerErrorCode =
   | 'invalid_credentials'
   | 'key_revoked'
   | 'wrong_environment'
+  | 'wrong_credential_kind'
   | 'metrics_token_required'
   // 403
   | 'premium_required'

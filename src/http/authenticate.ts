@@ -1,6 +1,7 @@
 // Authenticates callers from Basic credentials (username + API key) and enforces each route's `access`.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { looksLikeAdminToken } from '../domain/admin-tokens.ts';
 import { hashesMatch, hashKey, parseKey, type KeyEnvironment, type ParsedKey } from '../domain/api-keys.ts';
 import type { Account, Store } from '../store/store.ts';
 import { parseBasicCredentials, type BasicCredentials } from './basic-credentials.ts';
@@ -69,15 +70,24 @@ export const authenticate = fp(
 
     type Presented = { readonly credentials: BasicCredentials; readonly key: ParsedKey; readonly hash: Buffer };
 
+    // An admin token sent here (as a Bearer token, or pasted as the password) is told where it belongs, not just "malformed".
+    const adminTokenHere = () =>
+      unauthenticated(
+        'wrong_credential_kind',
+        'This is an admin token; this port takes HTTP Basic credentials (username and API key). Send admin tokens to the admin API (ADMIN_PORT).',
+      );
+
     /** Checks what needs no store: the header's shape, the key's shape and checksum, its environment; hashes it once. */
-    function presented(credentials: BasicCredentials | null): Presented {
+    function presented(credentials: BasicCredentials | null, header: string): Presented {
       if (credentials === null) {
+        if (/^bearer +aapi_admin_/i.test(header)) throw adminTokenHere();
         throw unauthenticated(
           'malformed_credentials',
           'The Authorization header must be HTTP Basic credentials: base64 of USERNAME:API_KEY (curl -u USERNAME:API_KEY).',
         );
       }
       const parsed = parseKey(credentials.password);
+      if (!parsed.ok && looksLikeAdminToken(credentials.password)) throw adminTokenHere();
       if (!parsed.ok) {
         throw unauthenticated(
           'malformed_key',
@@ -134,7 +144,7 @@ export const authenticate = fp(
       let identified: { account: Account; keyId: string };
       let key: Presented;
       try {
-        key = presented(credentials);
+        key = presented(credentials, header);
       } catch (error) {
         // Refused without a store read, but a failed attempt all the same (past the budget, the 429 is the answer).
         const spent = app.rateBudgets.spendAuthAttempt(request, reply);

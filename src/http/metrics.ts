@@ -18,6 +18,11 @@ export interface Metrics {
   rateLimited(budget: RateBudget): void;
   /** One answered request: its route pattern (undefined: none matched), method, status and latency, and a store error if any. */
   observe(request: FastifyRequest, reply: FastifyReply, route: string | undefined): void;
+  /**
+   * The same metrics, every sample labelled port="<port>": the admin listener's view. The public port's samples carry no
+   * port label, so the dashboards and alerts written before the admin port existed still read the same series.
+   */
+  forPort(port: string): Metrics;
 }
 
 export function createMetrics(): Metrics {
@@ -26,47 +31,51 @@ export function createMetrics(): Metrics {
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'Requests answered, by route pattern ("unmatched" when no route answered), method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
+    labelNames: ['route', 'method', 'status', 'port'] as const,
     registers: [registry],
   });
   const latency = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'Time from the request arriving to its answer being sent, by route pattern and method.',
-    labelNames: ['route', 'method'] as const,
+    labelNames: ['route', 'method', 'port'] as const,
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
   const authFailures = new Counter({
     name: 'auth_failures_total',
     help: 'Failed authentications, by reason (the 401 code answered).',
-    labelNames: ['reason'] as const,
+    labelNames: ['reason', 'port'] as const,
     registers: [registry],
   });
   const rateLimitRejections = new Counter({
     name: 'rate_limit_rejections_total',
     help: 'Requests refused with 429, by budget (per_key, per_address, failed_auth).',
-    labelNames: ['budget'] as const,
+    labelNames: ['budget', 'port'] as const,
     registers: [registry],
   });
   const storeErrors = new Counter({
     name: 'store_errors_total',
     help: 'Requests failed because a dependency (database, Redis) was unavailable or the server failed, by the code answered.',
-    labelNames: ['code'] as const,
+    labelNames: ['code', 'port'] as const,
     registers: [registry],
   });
 
-  return {
-    registry,
-    authFailed: (reason) => authFailures.inc({ reason }),
-    rateLimited: (budget) => rateLimitRejections.inc({ budget }),
-    observe(request, reply, pattern) {
-      // The pattern, never the URL: one series per route, whatever paths callers invent.
-      const route = pattern ?? 'unmatched';
-      requests.inc({ route, method: request.method, status: reply.statusCode });
-      latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
-      if (reply.failure?.fault === true) storeErrors.inc({ code: reply.failure.code });
-    },
-  };
+  function labelled(port: { port: string } | Record<string, never>): Metrics {
+    return {
+      registry,
+      authFailed: (reason) => authFailures.inc({ reason, ...port }),
+      rateLimited: (budget) => rateLimitRejections.inc({ budget, ...port }),
+      observe(request, reply, pattern) {
+        // The pattern, never the URL: one series per route, whatever paths callers invent.
+        const route = pattern ?? 'unmatched';
+        requests.inc({ route, method: request.method, status: reply.statusCode, ...port });
+        latency.observe({ route, method: request.method, ...port }, reply.elapsedTime / 1000);
+        if (reply.failure?.fault === true) storeErrors.inc({ code: reply.failure.code, ...port });
+      },
+      forPort: (name) => labelled({ port: name }),
+    };
+  }
+  return labelled({});
 }
 
 export interface MetricsEndpointOptions {

@@ -27,6 +27,7 @@ const CLIENT_CODES: Record<ServerErrorCode, true> = {
   invalid_credentials: true,
   key_revoked: true,
   wrong_environment: true,
+  wrong_credential_kind: true,
   metrics_token_required: true,
   premium_required: true,
   not_found: true,

@@ -219,7 +219,7 @@ export interface components {
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
         };
-        /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+        /** @description Credentials are missing, malformed, wrong or revoked, belong to the other environment, or are an admin token. */
         readonly Failure401: {
             /** @enum {string} */
             readonly status: "fail";
@@ -229,7 +229,7 @@ export interface components {
                      * @description Stable: switch on it
                      * @enum {string}
                      */
-                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "wrong_environment" | "metrics_token_required";
+                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "wrong_environment" | "wrong_credential_kind" | "metrics_token_required";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -240,7 +240,7 @@ export interface components {
                      * @description Stable: switch on it
                      * @enum {string}
                      */
-                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "wrong_environment" | "metrics_token_required";
+                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "wrong_environment" | "wrong_credential_kind" | "metrics_token_required";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -691,7 +691,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong or revoked, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -848,7 +848,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong or revoked, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1014,7 +1014,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong or revoked, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1184,7 +1184,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong or revoked, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1395,7 +1395,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong or revoked, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1548,7 +1548,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong or revoked, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1718,7 +1718,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong or revoked, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1914,7 +1914,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong or revoked, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2098,7 +2098,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong or revoked, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
