@@ -1,12 +1,7 @@
 // Making and revoking admin tokens: the one place their rules live (label, format, who made it), for the CLI to call.
 import { checkAdminTokenLabel, issueAdminToken, ADMIN_TOKEN_ID_PATTERN, ADMIN_TOKEN_LABEL_MAX } from '../domain/admin-tokens.ts';
 import { DomainError } from '../domain/errors.ts';
-import type { AdminTokenRecord, Store } from '../store/store.ts';
-
-/** Who acts, as the audit trail names them: `cli:<os user>` for the command line. */
-export interface TokenActor {
-  readonly actor: string;
-}
+import type { AdminTokenRecord, AuditActor, Store } from '../store/store.ts';
 
 export interface CreatedAdminToken {
   readonly record: AdminTokenRecord;
@@ -14,7 +9,8 @@ export interface CreatedAdminToken {
   readonly token: string;
 }
 
-export async function createAdminToken(store: Store, label: string, by: TokenActor): Promise<CreatedAdminToken> {
+/** Recorded as admin_token.created by `actor` (the CLI's `cli:<os user>`), in the token's own transaction. */
+export async function createAdminToken(store: Store, actor: AuditActor, label: string): Promise<CreatedAdminToken> {
   const checked = checkAdminTokenLabel(label);
   if (checked === null) {
     throw new DomainError(
@@ -30,16 +26,17 @@ export async function createAdminToken(store: Store, label: string, by: TokenAct
     hash: issued.hash,
     displayPrefix: issued.displayPrefix,
     label: checked,
-    createdBy: by.actor,
-  });
+    createdBy: actor.actor,
+  }, actor);
   return { record, token: issued.token };
 }
 
-export async function revokeAdminToken(store: Store, tokenId: string, _by: TokenActor): Promise<AdminTokenRecord> {
+/** Recorded as admin_token.revoked, once: revoking again changes nothing and records nothing. */
+export async function revokeAdminToken(store: Store, actor: AuditActor, tokenId: string): Promise<AdminTokenRecord> {
   if (!ADMIN_TOKEN_ID_PATTERN.test(tokenId)) {
     throw new DomainError('invalid', 'invalid_token_id', `'${tokenId}' is not an admin token id: the 12 characters after aapi_admin_, as 'admin-tokens list' shows.`, {
       field: 'token_id',
     });
   }
-  return store.revokeAdminToken(tokenId);
+  return store.revokeAdminToken(tokenId, actor);
 }

@@ -1,7 +1,6 @@
 // `account-api admin-tokens ...`: tokens for the admin API (ADMIN_PORT), made, listed with their last use, and revoked.
-import { userInfo } from 'node:os';
 import { createAdminToken, revokeAdminToken } from '../admin/admin-token-operations.ts';
-import type { AdminTokenRecord, Store } from '../store/store.ts';
+import type { AdminTokenRecord, AuditActor, Store } from '../store/store.ts';
 import { printJson, printLine, printTable, type CliContext } from './cli-context.ts';
 import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
 
@@ -49,21 +48,11 @@ function tokenJson(token: AdminTokenRecord) {
   };
 }
 
-/** The audit trail's actor for a command line: the operating-system user who ran it. */
-function cliActor(context: CliContext): string {
-  let name: string;
-  try {
-    name = userInfo().username;
-  } catch {
-    name = context.env.USER ?? 'unknown';
-  }
-  return `cli:${name}`;
-}
-
-export async function adminTokensCommand(command: string | undefined, context: CliContext, store: Store): Promise<void> {
+/** `actor` is the CLI's `cli:<os user>`, recorded as the maker and in the audit trail. */
+export async function adminTokensCommand(command: string | undefined, context: CliContext, store: Store, actor: AuditActor): Promise<void> {
   switch (command) {
     case 'create': {
-      const { record, token } = await createAdminToken(store, context.flags.label ?? '', { actor: cliActor(context) });
+      const { record, token } = await createAdminToken(store, actor, context.flags.label ?? '');
       if (context.flags.json) return printJson(context, { ...tokenJson(record), token });
       // The token alone on stdout, so `ADMIN_TOKEN=$(account-api admin-tokens create --label billing)` works.
       printLine(context, token);
@@ -83,7 +72,7 @@ export async function adminTokensCommand(command: string | undefined, context: C
     }
     case 'revoke': {
       const [tokenId] = context.args as [string];
-      const token = await revokeAdminToken(store, tokenId, { actor: cliActor(context) });
+      const token = await revokeAdminToken(store, actor, tokenId);
       if (context.flags.json) return printJson(context, tokenJson(token));
       return printLine(context, `Revoked admin token ${token.tokenId} (${token.label}); the admin API refuses it from now on.`);
     }

@@ -36,3 +36,17 @@ export function adminTokenExists(tokenId: string): DomainError {
 export function storeNotConnected(): DomainError {
   return new DomainError('unavailable', 'store_unavailable', 'The database is not reachable yet; try again shortly.');
 }
+
+/** A key that can no longer be rolled: revoked, or already expired. */
+export function keyInactive(keyId: string, why: string): DomainError {
+  return new DomainError('conflict', 'key_inactive', `Key '${keyId}' ${why}; only a key still in use can be rolled.`, { field: 'key_id' });
+}
+
+export function tooManyKeys(username: string, max: number): DomainError {
+  return new DomainError(
+    'conflict',
+    'too_many_keys',
+    `'${username}' already has ${max} keys that are neither expired nor revoked, the most an account may have; revoke one first.`,
+    { field: 'username' },
+  );
+}

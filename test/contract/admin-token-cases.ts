@@ -50,12 +50,45 @@ export function defineAdminTokenCases(engineName: string, makeStore: MakeStore, 
       await assert.rejects(store.revokeAdminToken('000000000000'), domainCode('admin_token_not_found', 'not_found'));
     });
 
+    test('with an actor, creating and revoking each write their audit entry; revoking again writes none', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      const actor = { actor: 'cli:ops', requestId: null, address: null };
+      const token = newAdminToken();
+      await store.createAdminToken(token, actor);
+      await store.revokeAdminToken(token.tokenId, actor);
+      await store.revokeAdminToken(token.tokenId, actor);
+      const entries = await store.listAudit();
+      assert.deepEqual(
+        entries.map((entry) => [entry.action, entry.actor, entry.changes.token_id?.new]),
+        [
+          ['admin_token.created', 'cli:ops', token.tokenId],
+          ['admin_token.revoked', 'cli:ops', token.tokenId],
+        ],
+      );
+      assert.ok(!JSON.stringify(entries).includes(token.token), 'an audit entry holds the token itself');
+    });
+
     test('touching records the last use', async (t) => {
       const { store } = await freshStore(t, makeStore);
       const token = newAdminToken();
       await store.createAdminToken(token);
       await store.touchAdminToken(token.tokenId, new Date('2026-01-02T03:04:05.000Z'));
       assert.equal((await store.listAdminTokens())[0]?.lastUsedAt, '2026-01-02T03:04:05.000Z');
+    });
+  });
+
+  describe(`${engineName} store: audit pages`, () => {
+    test('entries before an id, and before an instant, for walking the trail back in time', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      const actor = { actor: 'admin:x', requestId: 'r', address: '127.0.0.1' };
+      for (const name of ['ann', 'ben', 'cat']) await store.createAccount(account(name), actor);
+      const all = await store.listAudit();
+      assert.equal(all.length, 3);
+      const older = await store.listAudit({ beforeId: all[2]!.id, limit: 1 });
+      assert.deepEqual(older.map((e) => e.username), ['ben']);
+      const untilLast = await store.listAudit({ until: new Date(Date.parse(all[2]!.occurredAt)) });
+      assert.ok(!untilLast.some((e) => e.id === all[2]!.id), 'until is not exclusive');
+      assert.deepEqual(await store.listAudit({ until: new Date(Date.parse(all[0]!.occurredAt) - 1000) }), []);
     });
   });
 
