@@ -35,6 +35,8 @@ export interface Config {
   readonly trustProxy: TrustedProxies;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly keyTouchIntervalMs: number;
+  /** Audit entries older than this many days are deleted by serve, in the background. */
+  readonly auditRetentionDays: number;
   readonly apiPrefix: string;
   /** Where the sandbox answers, for the live server's OpenAPI document; null lists none. */
   readonly sandboxUrl: string | null;
@@ -356,6 +358,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     trustProxy: trustedProxies(env.TRUST_PROXY),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     keyTouchIntervalMs: integer('KEY_TOUCH_INTERVAL_MS', env.KEY_TOUCH_INTERVAL_MS, 60_000, 0, 86_400_000),
+    auditRetentionDays: integer('AUDIT_RETENTION_DAYS', env.AUDIT_RETENTION_DAYS, 365, 1, 36_500),
     apiPrefix: '/api/v0',
     sandboxUrl: env.SANDBOX_URL === '' ? null : (env.SANDBOX_URL ?? 'http://localhost:8081'),
     version: packageVersion,

@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { looksLikeAdminToken } from '../domain/admin-tokens.ts';
 import { hashesMatch, hashKey, parseKey, type KeyEnvironment, type ParsedKey } from '../domain/api-keys.ts';
-import type { Account, Store } from '../store/store.ts';
+import { EXPIRY_WARNING_MS } from '../operations/expiry.ts';
+import type { Account, KeyScope, Store } from '../store/store.ts';
 import { parseBasicCredentials, type BasicCredentials } from './basic-credentials.ts';
 import { HttpError } from './http-error.ts';
 import type { AuthAttempt } from './rate-limits.ts';
@@ -44,6 +45,9 @@ function repeatsHeader(rawHeaders: readonly string[], name: string): boolean {
   }
   return false;
 }
+
+/** Sent on every answer a key authenticates while it has less than 7 days left: when it expires (ISO 8601, UTC). */
+export const KEY_EXPIRES_HEADER = 'API-Key-Expires';
 
 // Compared against when the key id is unknown, so an unknown user costs the same work as a wrong key.
 const DECOY_HASH = hashKey('aapi_live_decoy');
@@ -106,7 +110,9 @@ export const authenticate = fp(
       return { credentials, key, hash: hashKey(key.token) };
     }
 
-    async function identify({ credentials, key, hash }: Presented): Promise<{ account: Account; keyId: string }> {
+    type Identified = { account: Account; keyId: string; scope: KeyScope; expiresAtMs: number | null };
+
+    async function identify({ credentials, key, hash }: Presented): Promise<Identified> {
       const credential = await options.store.findCredential(key.keyId);
       const hashMatches = hashesMatch(hash, credential?.hash ?? DECOY_HASH);
       const ownerMatches = credential !== null && credential.account.username.toLowerCase() === credentials.username.toLowerCase();
@@ -116,7 +122,12 @@ export const authenticate = fp(
       if (credential.revoked) {
         throw unauthenticated('key_revoked', 'This API key has been revoked; ask the account holder for a new one.');
       }
-      return { account: credential.account, keyId: key.keyId };
+      // The row's expiry against the clock, at every request: a cached row never carries a stale verdict.
+      if (credential.expiresAtMs !== null && credential.expiresAtMs <= Date.now()) {
+        const at = new Date(credential.expiresAtMs).toISOString();
+        throw unauthenticated('key_expired', `This API key expired at ${at}; use its successor, or ask the account holder for a new one.`);
+      }
+      return { account: credential.account, keyId: key.keyId, scope: credential.scope, expiresAtMs: credential.expiresAtMs };
     }
 
     // Usernames are not secret and help spot a guesser; the key never appears, even when pasted into the user part.
@@ -141,7 +152,7 @@ export const authenticate = fp(
       }
       // Parsed once: identify checks it, and a failure report names its username.
       const credentials = parseBasicCredentials(header);
-      let identified: { account: Account; keyId: string };
+      let identified: Identified;
       let key: Presented;
       try {
         key = presented(credentials, header);
@@ -191,8 +202,16 @@ export const authenticate = fp(
         const charged = app.rateBudgets.charge(request, reply);
         if (charged !== undefined) await charged;
       }
+      // Before any refusal below: a client hears that its key is about to expire on every answer it authenticates.
+      if (identified.expiresAtMs !== null && identified.expiresAtMs - Date.now() < EXPIRY_WARNING_MS) {
+        reply.header(KEY_EXPIRES_HEADER, new Date(identified.expiresAtMs).toISOString());
+      }
       if (access === 'premium' && !identified.account.premium) {
         throw new HttpError(403, 'premium_required', 'This endpoint needs a Premium account; this account does not have Premium.');
+      }
+      // A read key reads: anything but GET (and HEAD) on a protected route changes the account, and needs a write key.
+      if (identified.scope === 'read' && access === 'premium' && request.method !== 'GET' && request.method !== 'HEAD') {
+        throw new HttpError(403, 'insufficient_scope', `This call needs a key of scope 'write'; this key's scope is 'read' (GET only).`);
       }
     });
   },
