@@ -63,7 +63,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
     const { app } = server;
     const waitingForDatabase = server.prepared === null;
     app.log.info(
-      { url: server.url, environment: config.environment, database: config.database.engine, metricsUrl: server.metricsUrl, waitingForDatabase },
+      { url: server.url, environment: config.environment, database: config.database.engine, metricsUrl: server.metricsUrl, adminUrl: server.adminUrl, waitingForDatabase },
       'account-api ready',
     );
     if (asWorker) {
@@ -77,7 +77,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
       });
     }
     if (asWorker && config.metrics.port !== null) AggregatorRegistry.setRegistries(server.metrics.registry);
-    if (!asWorker) announce(context, config, { url: server.url, metricsUrl: server.metricsUrl, store: server.prepared, workers: 1 });
+    if (!asWorker) announce(context, config, { url: server.url, metricsUrl: server.metricsUrl, adminUrl: server.adminUrl, store: server.prepared, workers: 1 });
     // Every serving process prunes (each worker too, whichever restarts): a second DELETE of the same old rows deletes nothing.
     const stopPruning = startAuditPruning({ store: server.store, retentionDays: config.auditRetentionDays, storeReady: server.storeReady, log: app.log });
 
