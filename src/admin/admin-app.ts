@@ -59,7 +59,7 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
   });
   app.server.maxConnections = config.connections.maxConnections;
 
-  app.register(failureResponses, { apiPrefix: ADMIN_PREFIX });
+  app.register(failureResponses, { apiPrefix: ADMIN_PREFIX, endpointsListedAt: `in ${ADMIN_PREFIX}/openapi.json` });
   app.register(requestIds);
   app.register(answerRecords, { metrics });
   app.register(securityHeaders, { headers: answerHeaders });
