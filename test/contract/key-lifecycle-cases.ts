@@ -38,8 +38,9 @@ export function defineKeyLifecycleCases(engineName: string, makeStore: MakeStore
       assert.equal(credential?.scope, 'read');
       assert.equal(credential?.expiresAtMs, expiresAt.getTime(), 'authentication reads the expiry from the credential row');
       assert.equal((await store.findCredential(plain.keyId))?.expiresAtMs, null);
-      const listed = await store.listKeys('alice');
-      assert.deepEqual(listed.map((k) => [k.scope, k.expiresAt]), [['read', expiresAt.toISOString()], ['write', null]]);
+      const listed = new Map((await store.listKeys('alice')).map((k) => [k.keyId, [k.scope, k.expiresAt]]));
+      assert.deepEqual(listed.get(read.keyId), ['read', expiresAt.toISOString()], 'listKeys lost the scope or expiry');
+      assert.deepEqual(listed.get(plain.keyId), ['write', null]);
     });
 
     test(`at most ${MAX_ACTIVE_KEYS} keys neither expired nor revoked; the next is refused and stored nowhere`, async (t) => {
@@ -223,6 +224,18 @@ export function defineKeyLifecycleCases(engineName: string, makeStore: MakeStore
       assert.equal(await store.pruneAudit(cut), 1);
       assert.deepEqual((await store.listAudit()).map((e) => e.action), ['account.premium_changed']);
       assert.equal(await store.pruneAudit(cut), 0);
+    });
+
+    test('createAccountWithKey given an actor records the account and its key in the same transaction', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      const key = scopedKey('read', null, 'seed');
+      const created = await store.createAccountWithKey(account('frank'), key, CLI);
+      assert.deepEqual(
+        (await store.listAudit()).map((e) => [e.action, e.accountId, e.changes.key_id?.new ?? null]),
+        [['account.created', created.id, null], ['key.created', created.id, key.keyId]],
+      );
+      await assert.rejects(store.createAccountWithKey(account('FRANK'), scopedKey('write'), CLI), domainCode('username_taken'));
+      assert.equal((await store.listAudit()).length, 2, 'a refused creation was audited');
     });
 
     test('recordAudit records a change the store does not make itself (an admin token)', async (t) => {

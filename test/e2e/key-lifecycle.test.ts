@@ -128,6 +128,22 @@ for (const engine of ENGINES) {
       assert.equal((await call('POST', `${servers[0]!.api}/user`, { auth: writer, form: { name: 'Written' } })).status, 200);
     });
 
+    test('HEAD reads like GET; Premium is checked before scope; an expiring key says so on a refusal too', async () => {
+      await cli(['users', 'create', 'plain']);
+      const plainReader = { username: 'plain', key: (await cli(['keys', 'create', 'plain', '--scope', 'read'])).trim() };
+      for (const result of await everywhere('POST', '/user', plainReader, { name: 'x' })) expectFailure(result, 403, 'premium_required', 'a read key of an account without Premium');
+      await cli(['users', 'create', 'soon', '--premium']);
+      const soon = { username: 'soon', key: (await cli(['keys', 'create', 'soon', '--scope', 'read', '--expires-in', '3d'])).trim() };
+      for (const result of await everywhere('HEAD', '/user', soon)) assert.equal(result.status, 200, 'HEAD with a read key should be allowed');
+      for (const result of await everywhere('POST', '/settings', soon, { timezone: 'UTC' })) {
+        expectFailure(result, 403, 'insufficient_scope', 'a read key on POST /settings');
+        const warned = Date.parse(result.headers.get(EXPIRES_HEADER) ?? '');
+        assert.ok(Math.abs(warned - (Date.now() + 3 * 86_400_000)) < 60_000, `a refusal should say when the key expires too: ${result.headers.get(EXPIRES_HEADER)}`);
+      }
+      const show = JSON.parse(await cli(['users', 'show', 'soon', '--json']));
+      assert.equal(show.active_keys, 1);
+    });
+
     test('a key expires on time, on every instance, with 401 key_expired saying when; until then answers say when it will', async () => {
       await cli(['users', 'create', 'brief', '--premium']);
       const expiresAt = new Date(Date.now() + 2500).toISOString();
@@ -143,6 +159,8 @@ for (const engine of ENGINES) {
         const message = expectFailure(result, 401, 'key_expired', 'a key past its expiry');
         assert.ok(message.message.includes(expiresAt), `the message should say when the key expired: ${message.message}`);
       }
+      assert.equal(JSON.parse(await cli(['users', 'show', 'brief', '--json'])).active_keys, 0, 'users show counted an expired key as active');
+      assert.equal((await keysJson('brief'))[0]!.state, 'expired');
     });
 
     test('keys roll: the successor works at once, the old key until the overlap ends (and says so), or not at all with --overlap 0', async () => {
