@@ -38,12 +38,12 @@ export async function updateAccount(store: Store, actor: AuditActor, timezones: 
   return account;
 }
 
-export function setPremium(store: Store, actor: AuditActor, input: { readonly username: string; readonly premium: boolean }): Promise<Account> {
+export async function setPremium(store: Store, actor: AuditActor, input: { readonly username: string; readonly premium: boolean }): Promise<Account> {
   return store.setPremium(input.username, input.premium, actor);
 }
 
 /** The account and all of its keys; its audit entries stay. */
-export function deleteAccount(store: Store, actor: AuditActor, input: { readonly username: string }): Promise<void> {
+export async function deleteAccount(store: Store, actor: AuditActor, input: { readonly username: string }): Promise<void> {
   return store.deleteAccount(input.username, actor);
 }
 
@@ -53,6 +53,6 @@ export async function findAccount(store: Store, input: { readonly username: stri
   return account;
 }
 
-export function listAccounts(store: Store): Promise<Account[]> {
+export async function listAccounts(store: Store): Promise<Account[]> {
   return store.listAccounts();
 }

@@ -113,10 +113,10 @@ export async function rollKey(store: Store, actor: AuditActor, input: RollKeyInp
   return { ...rolled, token: issued.token };
 }
 
-export function revokeKey(store: Store, actor: AuditActor, input: { readonly keyId: string }): Promise<ApiKeyRecord> {
+export async function revokeKey(store: Store, actor: AuditActor, input: { readonly keyId: string }): Promise<ApiKeyRecord> {
   return store.revokeKey(checkKeyId(input.keyId), actor);
 }
 
-export function listKeys(store: Store, input: { readonly username: string }): Promise<ApiKeyRecord[]> {
+export async function listKeys(store: Store, input: { readonly username: string }): Promise<ApiKeyRecord[]> {
   return store.listKeys(input.username);
 }
