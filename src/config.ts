@@ -283,11 +283,6 @@ function checkWorkers(config: Config): Config {
   if (config.database.engine === 'sqlite' && config.database.path === ':memory:') {
     throw new ConfigError('WORKERS (--workers) above 1 needs a database file the workers share; each would get its own sqlite::memory:.');
   }
-  if (config.admin.port !== null) {
-    throw new ConfigError(
-      'ADMIN_PORT with WORKERS (--workers) above 1 is not supported yet: run the admin API from a single-process serve (or a second instance) beside the workers.',
-    );
-  }
   if (config.metrics.token !== null) {
     throw new ConfigError(
       'METRICS_TOKEN with WORKERS (--workers) above 1 would serve one worker\'s counters at random; use METRICS_PORT, where the primary sums all workers.',

@@ -30,6 +30,8 @@ export interface RunningServer {
   readonly metricsUrl: string | null;
   /** Where the admin API (ADMIN_PORT) answers; null when there is none. */
   readonly adminUrl: string | null;
+  /** The admin API's app (ADMIN_PORT); null when there is none. */
+  readonly adminApp: FastifyInstance | null;
   readonly metrics: Metrics;
   /** Stops accepting, finishes requests in flight, then closes the store. */
   close(): Promise<void>;
@@ -131,6 +133,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       retryStoreNow: () => connecting?.retryNow(),
       metricsUrl: metricsListener?.url ?? null,
       adminUrl,
+      adminApp,
       metrics,
       close: async () => {
         await Promise.all([app.close(), adminApp?.close()]);

@@ -73,6 +73,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
         if (message !== STOP_ACCEPTING) return;
         // net.Server's close without a callback: the listener only; connections, and the drain that follows, are untouched.
         Server.prototype.close.call(app.server);
+        if (server.adminApp !== null) Server.prototype.close.call(server.adminApp.server);
         process.send?.(STOPPED_ACCEPTING);
       });
     }

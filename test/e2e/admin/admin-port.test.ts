@@ -39,6 +39,21 @@ describe('the admin listener', () => {
     }
   });
 
+  test('with --workers 2, one worker serves the admin API and the primary says where', async () => {
+    const workspace = createWorkspace({ ADMIN_PORT: '0' });
+    const token = await makeAdminToken(workspace);
+    const server = await startServer(workspace, ['--workers', '2']);
+    try {
+      const admin = adminUrlOf(server);
+      expectData(await call('POST', `${admin}/accounts`, { auth: bearer(token), form: { username: 'alice' } }), 201);
+      for (let i = 0; i < 4; i++) assert.equal(expectData(await call('GET', `${admin}/accounts`, { auth: bearer(token) })).length, 1);
+      assert.equal((await call('GET', `${server.api}/hello`)).status, 200);
+    } finally {
+      assert.equal(await server.stop(), 0);
+      workspace.cleanup();
+    }
+  });
+
   test('refuses to start on the public port', async () => {
     const workspace = createWorkspace({ ADMIN_PORT: '18089' });
     const message = await expectStartFailure(workspace, ['--port', '18089']);
