@@ -103,6 +103,15 @@ describe('the admin API document, limits and metrics', () => {
     expectData(await subject.call('GET', '/accounts'));
   });
 
+  test('an admin token never reaches the logs, wherever a caller puts it', async () => {
+    const token = await makeAdminToken(subject.workspace, 'logged');
+    await call('GET', `${subject.admin}/accounts?cursor=${token}`, { auth: bearer(token), headers: { 'x-request-id': token } });
+    await call('GET', `${subject.admin}/accounts`, { auth: bearer(`${token}x`) });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const leaked = subject.server.output.filter((line) => line.includes(token.slice(23)));
+    assert.deepEqual(leaked, [], 'the token was logged');
+  });
+
   test('headers too large are 431, as on the public port', async () => {
     const result = await call('GET', `${subject.admin}/accounts`, { auth: bearer(subject.token), headers: { 'x-padding': 'x'.repeat(20_000) } });
     assert.equal(result.status, 431);
