@@ -10,7 +10,8 @@ import { loggingOptions } from './http/request-log.ts';
 import { everyAnswerHeaders } from './http/security-headers.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { connectionOptions } from './http/connection-limits.ts';
-import { factsOf, pipeline } from './http/pipeline.ts';
+import { authenticator } from './http/authenticate.ts';
+import { factsOf, pipeline, type AuthenticationStep } from './http/pipeline.ts';
 import { failureResponses, sendFailure } from './http/failure-responses.ts';
 import { requestBodies } from './http/request-bodies.ts';
 import { helloRoutes } from './routes/v0/hello.ts';
@@ -105,13 +106,15 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
   app.register(pipeline, {
     answerHeaders,
     metrics,
-    authentication: {
-      store,
-      environment: config.environment,
-      realm: config.environment === 'sandbox' ? 'account-api sandbox' : 'account-api',
-      touchIntervalMs: config.keyTouchIntervalMs,
-      onFailure: (reason) => metrics.authFailed(reason),
-    },
+    authentication: (rateBudgets) =>
+      authenticator(rateBudgets, {
+        store,
+        environment: config.environment,
+        realm: config.environment === 'sandbox' ? 'account-api sandbox' : 'account-api',
+        touchIntervalMs: config.keyTouchIntervalMs,
+        onFailure: (reason) => metrics.authFailed(reason),
+      }) as AuthenticationStep,
+    accessOf: (routeConfig) => routeConfig?.access,
     maxEventLoopDelayMs: config.maxEventLoopDelayMs,
     alwaysServed: ['/healthz', METRICS_PATH],
     hostRequiredFor: ['1.1'],

@@ -1,6 +1,8 @@
 // Authenticates callers from Basic credentials (username + API key) and enforces each route's `access`.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { looksLikeAdminToken } from '../domain/admin-tokens.ts';
 import { hashesMatch, hashKey, parseKey, type KeyEnvironment, type ParsedKey } from '../domain/api-keys.ts';
+import { EXPIRY_WARNING_MS } from '../operations/expiry.ts';
 import type { Account, Credential, Store } from '../store/store.ts';
 import { parseBasicCredentials, type BasicCredentials } from './basic-credentials.ts';
 import { HttpError } from './http-error.ts';
@@ -15,6 +17,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated account, or null on a public route called without credentials. */
     caller: Account | null;
+    /** The key row that authenticated this request (its scope and expiry), or null. */
+    credential: Credential | null;
   }
   interface FastifyContextConfig {
     access?: Access;
@@ -42,6 +46,9 @@ function repeatsHeader(rawHeaders: readonly string[], name: string): boolean {
   }
   return false;
 }
+
+/** Carried by every answer a key authenticates while it has less than EXPIRY_WARNING_MS left: when it expires, in ISO 8601. */
+export const KEY_EXPIRES_HEADER = 'API-Key-Expires';
 
 // Compared against when the key id is unknown, so an unknown user costs the same work as a wrong key.
 const DECOY_HASH = hashKey('aapi_live_decoy');
@@ -71,15 +78,24 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
 
   type Presented = { readonly credentials: BasicCredentials; readonly key: ParsedKey; readonly hash: Buffer };
 
+  // An admin token sent here (as a Bearer token, or pasted as the password) is told where it belongs, not just "malformed".
+  const adminTokenHere = () =>
+    unauthenticated(
+      'wrong_credential_kind',
+      'This is an admin token; this port takes HTTP Basic credentials (username and API key). Send admin tokens to the admin API (ADMIN_PORT).',
+    );
+
   /** Checks what needs no store: the header's shape, the key's shape and checksum, its environment; hashes it once. */
-  function presented(credentials: BasicCredentials | null): Presented {
+  function presented(credentials: BasicCredentials | null, header: string): Presented {
     if (credentials === null) {
+      if (/^bearer +aapi_admin_/i.test(header)) throw adminTokenHere();
       throw unauthenticated(
         'malformed_credentials',
         'The Authorization header must be HTTP Basic credentials: base64 of USERNAME:API_KEY (curl -u USERNAME:API_KEY).',
       );
     }
     const parsed = parseKey(credentials.password);
+    if (!parsed.ok && looksLikeAdminToken(credentials.password)) throw adminTokenHere();
     if (!parsed.ok) {
       throw unauthenticated(
         'malformed_key',
@@ -107,6 +123,11 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     }
     if (credential.revoked) {
       throw unauthenticated('key_revoked', 'This API key has been revoked; ask the account holder for a new one.');
+    }
+    // The row's expiry against the clock, at every request: a cached row never carries a stale verdict.
+    if (credential.expiresAtMs !== null && credential.expiresAtMs <= Date.now()) {
+      const at = new Date(credential.expiresAtMs).toISOString();
+      throw unauthenticated('key_expired', `This API key expired at ${at}; use its successor, or ask the account holder for a new one.`);
     }
     return credential;
   }
@@ -166,6 +187,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
 
   function identified(request: FastifyRequest, credential: Credential): void {
     request.caller = credential.account;
+    request.credential = credential;
     request.keyId = credential.keyId;
     // Off the request path: a slow or locked store must not hold the answer back for a "last used" stamp.
     touch(credential.keyId, request);
@@ -174,8 +196,17 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
   /** The key is right: a stranger's attempt is given back and the key remembered, its budget charged, the route's rule checked. */
   function admitted(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt): void | Promise<void> {
     const premiumCheck = () => {
+      const { expiresAtMs, scope } = request.credential!;
+      // Before any refusal below: a client hears that its key is about to expire on every answer it authenticates.
+      if (expiresAtMs !== null && expiresAtMs - Date.now() < EXPIRY_WARNING_MS) {
+        reply.header(KEY_EXPIRES_HEADER, new Date(expiresAtMs).toISOString());
+      }
       if (access === 'premium' && !request.caller!.premium) {
         throw new HttpError(403, 'premium_required', 'This endpoint needs a Premium account; this account does not have Premium.');
+      }
+      // A read key reads: anything but GET (and HEAD) on a protected route changes the account, and needs a write key.
+      if (scope === 'read' && access === 'premium' && request.method !== 'GET' && request.method !== 'HEAD') {
+        throw new HttpError(403, 'insufficient_scope', `This call needs a key of scope 'write'; this key's scope is 'read' (GET only).`);
       }
     };
     if (vouched) return premiumCheck();
@@ -200,7 +231,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     const credentials = parseBasicCredentials(header);
     let key: Presented;
     try {
-      key = presented(credentials);
+      key = presented(credentials, header);
     } catch (error) {
       // Refused without a store read, but a failed attempt all the same (past the budget, the 429 is the answer).
       return then(rateBudgets.spendAuthAttempt(request, reply), () => {

@@ -12,7 +12,7 @@ const ALLOWED = {
   credentials: true,
   methods: ['GET', 'POST'], // HEAD is always allowed (a CORS-safelisted method)
   allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-  exposedHeaders: ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'ETag', 'Deprecation', 'Link'],
+  exposedHeaders: ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'ETag', 'Deprecation', 'Link', 'API-Key-Expires'],
   maxAge: 600,
 } satisfies FastifyCorsOptions;
 

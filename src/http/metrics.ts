@@ -2,7 +2,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import { HttpError } from './http-error.ts';
 import type { RateBudget } from './rate-limits.ts';
 
@@ -25,6 +25,11 @@ export interface Metrics {
   answersOf(route: string | undefined): AnswerSeries;
   /** One request failed because a dependency was unavailable or the server failed, by the code answered. */
   storeError(code: string): void;
+  /**
+   * The same metrics, every sample labelled port="<port>": the admin listener's view. The public port's samples carry no
+   * port label, so the dashboards and alerts written before the admin port existed still read the same series.
+   */
+  forPort(port: string): Metrics;
 }
 
 interface MethodCounts {
@@ -42,6 +47,12 @@ interface MethodCounts {
  */
 class AnswerCounts {
   readonly #routes = new Map<string, Map<string, MethodCounts>>();
+  /** The port label of every sample, or none (the public port). */
+  readonly port: { readonly port: string } | Record<string, never>;
+
+  constructor(port: { readonly port: string } | Record<string, never>) {
+    this.port = port;
+  }
 
   answersOf(route: string): AnswerSeries {
     let methods = this.#routes.get(route);
@@ -72,11 +83,11 @@ class AnswerCounts {
   }
 }
 
-function latencyMetric(name: string, help: string, counts: AnswerCounts) {
+function latencyMetric(name: string, help: string, ports: readonly AnswerCounts[]) {
   const forPromString = () => {
     const values: object[] = [];
-    for (const [route, method, series] of counts.series()) {
-      const sharedLabels = { route, method };
+    for (const counts of ports) for (const [route, method, series] of counts.series()) {
+      const sharedLabels = { route, method, ...counts.port };
       let cumulative = 0;
       LATENCY_BUCKETS.forEach((le, index) => {
         cumulative += series.buckets[index]!;
@@ -114,16 +125,19 @@ function latencyMetric(name: string, help: string, counts: AnswerCounts) {
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const answers = new AnswerCounts();
+  // One set of counts per port label, made when a port first asks for its metrics.
+  const ports: AnswerCounts[] = [];
   new Counter({
     name: 'http_requests_total',
     help: 'Requests answered, by route pattern ("unmatched" when no route answered), method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
+    labelNames: ['route', 'method', 'status', 'port'] as const,
     registers: [registry],
     collect() {
       this.reset();
-      for (const [route, method, counts] of answers.series()) {
-        for (const [status, count] of counts.statuses) this.inc({ route, method, status }, count);
+      for (const answers of ports) {
+        for (const [route, method, counts] of answers.series()) {
+          for (const [status, count] of counts.statuses) this.inc({ route, method, status, ...answers.port }, count);
+        }
       }
     },
   });
@@ -131,36 +145,50 @@ export function createMetrics(): Metrics {
     latencyMetric(
       'http_request_duration_seconds',
       'Time from the request arriving to its answer being sent, by route pattern and method.',
-      answers,
+      ports,
     ) as unknown as Parameters<Registry['registerMetric']>[0],
   );
   const authFailures = new Counter({
     name: 'auth_failures_total',
     help: 'Failed authentications, by reason (the 401 code answered).',
-    labelNames: ['reason'] as const,
+    labelNames: ['reason', 'port'] as const,
     registers: [registry],
   });
   const rateLimitRejections = new Counter({
     name: 'rate_limit_rejections_total',
     help: 'Requests refused with 429, by budget (per_key, per_address, failed_auth).',
-    labelNames: ['budget'] as const,
+    labelNames: ['budget', 'port'] as const,
     registers: [registry],
   });
   const storeErrors = new Counter({
     name: 'store_errors_total',
     help: 'Requests failed because a dependency (database, Redis) was unavailable or the server failed, by the code answered.',
-    labelNames: ['code'] as const,
+    labelNames: ['code', 'port'] as const,
     registers: [registry],
   });
 
-  return {
-    registry,
-    authFailed: (reason) => authFailures.inc({ reason }),
-    rateLimited: (budget) => rateLimitRejections.inc({ budget }),
-    // The pattern, never the URL: one series per route, whatever paths callers invent.
-    answersOf: (route) => answers.answersOf(route ?? 'unmatched'),
-    storeError: (code) => storeErrors.inc({ code }),
-  };
+  function labelled(port: { readonly port: string } | Record<string, never>): Metrics {
+    const answers = new AnswerCounts(port);
+    ports.push(answers);
+    return {
+      registry,
+      authFailed: (reason) => authFailures.inc({ reason, ...port }),
+      rateLimited: (budget) => rateLimitRejections.inc({ budget, ...port }),
+      // The pattern, never the URL: one series per route, whatever paths callers invent.
+      answersOf: (route) => answers.answersOf(route ?? 'unmatched'),
+      storeError: (code) => storeErrors.inc({ code, ...port }),
+      forPort: (name) => {
+        let metrics = byPort.get(name);
+        if (metrics === undefined) {
+          metrics = labelled({ port: name });
+          byPort.set(name, metrics);
+        }
+        return metrics;
+      },
+    };
+  }
+  const byPort = new Map<string, Metrics>();
+  return labelled({});
 }
 
 export interface MetricsEndpointOptions {

@@ -4,20 +4,26 @@
 // Fastify runs each hook of each kind as a step of its own lifecycle: every hook is paid on every answer, so the steps are
 // folded into one onRequest hook and one onResponse hook (and an onSend that only marks answers while the server closes).
 // What a step needs of its route (access rule, pattern, metric series) is worked out once, when the route is added.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { recordAnswer, type RecordedRoute } from './answer-records.ts';
-import { authenticator, type Access, type AuthenticateOptions } from './authenticate.ts';
 import { Drain } from './drain-on-close.ts';
 import { METRICS_PATH, type Metrics } from './metrics.ts';
 import { LoadMonitor } from './overload.ts';
+import type { RateBudgets } from './rate-limits.ts';
 import { answerExpectations, framingFailure } from './request-framing.ts';
+
+/** Authenticates one request for a route of the given access rule; throws (or rejects with) the answer that refuses it. */
+export type AuthenticationStep = (request: FastifyRequest, reply: FastifyReply, access: string) => void | Promise<void>;
 
 export interface PipelineOptions {
   /** Every answer's fixed headers (security headers, Cache-Control...): set once per answer, in one call. */
   readonly answerHeaders: Readonly<Record<string, string>>;
   readonly metrics: Metrics;
-  readonly authentication: AuthenticateOptions;
+  /** The port's authentication (authenticate.ts on the public port, admin-auth.ts on the admin one), given the budgets to spend. */
+  readonly authentication: (rateBudgets: RateBudgets) => AuthenticationStep;
+  /** The route's access rule, from its config; undefined for routes outside the API (no authentication, no budget). */
+  readonly accessOf: (config: FastifyContextConfig | undefined) => string | undefined;
   /** Mean event-loop delay past which requests are refused (503 overloaded); 0: never. */
   readonly maxEventLoopDelayMs: number;
   /** Route patterns served even while overloaded: a liveness check must not fail because the process is busy. */
@@ -29,7 +35,7 @@ export interface PipelineOptions {
 /** What the pipeline knows of a route, from its options, before any request. */
 interface RouteFacts extends RecordedRoute {
   /** Undefined for routes outside the API (health, docs, metrics): no authentication, no budget. */
-  readonly access: Access | undefined;
+  readonly access: string | undefined;
   /** Refused while the event loop lags. */
   readonly sheddable: boolean;
 }
@@ -52,12 +58,13 @@ export const pipeline = fp(
     const answerHeaders = Object.fromEntries(Object.entries(options.answerHeaders).map(([name, value]) => [name.toLowerCase(), value]));
     const drain = new Drain({ retryAfterSeconds: 1 });
     const load = new LoadMonitor({ maxEventLoopDelayMs: options.maxEventLoopDelayMs, retryAfterSeconds: 2 });
-    const authenticate = authenticator(app.rateBudgets, options.authentication);
+    const authenticate = options.authentication(app.rateBudgets);
     const framing = { versions: options.hostRequiredFor };
     const unmatched: RouteFacts = { url: undefined, access: undefined, answers: metrics.answersOf(undefined), sheddable: true };
 
     answerExpectations(app.server);
     app.decorateRequest('caller', null);
+    app.decorateRequest('credential', null);
     app.decorateRequest('routeFacts', null);
 
     app.addHook('onRoute', (route) => {
@@ -66,7 +73,7 @@ export const pipeline = fp(
         ...route.config,
         pipeline: {
           url,
-          access: route.config?.access,
+          access: options.accessOf(route.config),
           answers: url === METRICS_PATH ? null : metrics.answersOf(url),
           sheddable: !options.alwaysServed.includes(url),
         },

@@ -1,6 +1,23 @@
 // A store that answers 503 store_unavailable until its engine has answered and been prepared in the background, then is that engine.
 import type { KeyEnvironment } from '../domain/api-keys.ts';
-import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from './store.ts';
+import type {
+  Account,
+  AdminCredential,
+  AdminTokenRecord,
+  ApiKeyRecord,
+  AuditActor,
+  AuditEvent,
+  AuditQuery,
+  Credential,
+  MigrateOptions,
+  MigrationReport,
+  NewAccount,
+  NewAdminToken,
+  NewApiKey,
+  NewAuditEvent,
+  RolledKey,
+  Store,
+} from './store.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { storeNotConnected } from './store-errors.ts';
 
@@ -64,8 +81,18 @@ const NOT_CONNECTED: Omit<Store, 'environment'> = Object.freeze({
   createKey: notYet,
   listKeys: notYet,
   revokeKey: notYet,
+  rollKey: notYet,
   findCredential: notYet,
+  recordAudit: notYet,
+  listAudit: notYet,
+  pruneAudit: notYet,
   touchKey: notYet,
+  pageAccounts: notYet,
+  createAdminToken: notYet,
+  listAdminTokens: notYet,
+  revokeAdminToken: notYet,
+  findAdminToken: notYet,
+  touchAdminToken: notYet,
   ping: notYet,
   close: () => Promise.resolve(),
 });
@@ -157,14 +184,14 @@ export class ConnectingStore implements Store {
   checkSchema(): Promise<void> {
     return this.#current.checkSchema();
   }
-  createAccount(account: NewAccount): Promise<Account> {
-    return this.#current.createAccount(account);
+  createAccount(account: NewAccount, audit?: AuditActor): Promise<Account> {
+    return this.#current.createAccount(account, audit);
   }
-  createAccountWithKey(account: NewAccount, key: NewApiKey): Promise<Account> {
-    return this.#current.createAccountWithKey(account, key);
+  createAccountWithKey(account: NewAccount, key: NewApiKey, audit?: AuditActor): Promise<Account> {
+    return this.#current.createAccountWithKey(account, key, audit);
   }
-  updatePremium(accountId: number, premium: boolean): Promise<Account> {
-    return this.#current.updatePremium(accountId, premium);
+  updatePremium(accountId: number, premium: boolean, audit?: AuditActor): Promise<Account> {
+    return this.#current.updatePremium(accountId, premium, audit);
   }
   findAccount(username: string): Promise<Account | null> {
     return this.#current.findAccount(username);
@@ -175,32 +202,62 @@ export class ConnectingStore implements Store {
   countAccounts(): Promise<number> {
     return this.#current.countAccounts();
   }
-  setPremium(username: string, premium: boolean): Promise<Account> {
-    return this.#current.setPremium(username, premium);
+  setPremium(username: string, premium: boolean, audit?: AuditActor): Promise<Account> {
+    return this.#current.setPremium(username, premium, audit);
   }
-  deleteAccount(username: string): Promise<void> {
-    return this.#current.deleteAccount(username);
+  deleteAccount(username: string, audit?: AuditActor): Promise<void> {
+    return this.#current.deleteAccount(username, audit);
   }
-  updateName(accountId: number, name: string): Promise<Account> {
-    return this.#current.updateName(accountId, name);
+  updateName(accountId: number, name: string, audit?: AuditActor): Promise<Account> {
+    return this.#current.updateName(accountId, name, audit);
   }
-  updateTimezone(accountId: number, timezone: string): Promise<Account> {
-    return this.#current.updateTimezone(accountId, timezone);
+  updateTimezone(accountId: number, timezone: string, audit?: AuditActor): Promise<Account> {
+    return this.#current.updateTimezone(accountId, timezone, audit);
   }
-  createKey(username: string, key: NewApiKey): Promise<ApiKeyRecord> {
-    return this.#current.createKey(username, key);
+  createKey(username: string, key: NewApiKey, audit?: AuditActor): Promise<ApiKeyRecord> {
+    return this.#current.createKey(username, key, audit);
+  }
+  rollKey(keyId: string, successor: NewApiKey, oldExpiresAt: Date, audit?: AuditActor): Promise<RolledKey> {
+    return this.#current.rollKey(keyId, successor, oldExpiresAt, audit);
   }
   listKeys(username: string): Promise<ApiKeyRecord[]> {
     return this.#current.listKeys(username);
   }
-  revokeKey(keyId: string): Promise<ApiKeyRecord> {
-    return this.#current.revokeKey(keyId);
+  revokeKey(keyId: string, audit?: AuditActor): Promise<ApiKeyRecord> {
+    return this.#current.revokeKey(keyId, audit);
+  }
+  recordAudit(event: NewAuditEvent, audit: AuditActor): Promise<AuditEvent> {
+    return this.#current.recordAudit(event, audit);
+  }
+  listAudit(query?: AuditQuery): Promise<AuditEvent[]> {
+    return this.#current.listAudit(query);
+  }
+  pruneAudit(before: Date): Promise<number> {
+    return this.#current.pruneAudit(before);
   }
   findCredential(keyId: string): Credential | null | Promise<Credential | null> {
     return this.#current.findCredential(keyId);
   }
   touchKey(keyId: string, usedAt: Date): Promise<void> {
     return this.#current.touchKey(keyId, usedAt);
+  }
+  pageAccounts(afterId: number | null, limit: number): Promise<Account[]> {
+    return this.#current.pageAccounts(afterId, limit);
+  }
+  createAdminToken(token: NewAdminToken, audit?: AuditActor): Promise<AdminTokenRecord> {
+    return this.#current.createAdminToken(token, audit);
+  }
+  listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return this.#current.listAdminTokens();
+  }
+  revokeAdminToken(tokenId: string, audit?: AuditActor): Promise<AdminTokenRecord> {
+    return this.#current.revokeAdminToken(tokenId, audit);
+  }
+  findAdminToken(tokenId: string): Promise<AdminCredential | null> {
+    return this.#current.findAdminToken(tokenId);
+  }
+  touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
+    return this.#current.touchAdminToken(tokenId, usedAt);
   }
   ping(): Promise<void> {
     return this.#current.ping();

@@ -219,7 +219,7 @@ export interface components {
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
         };
-        /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+        /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
         readonly Failure401: {
             /** @enum {string} */
             readonly status: "fail";
@@ -229,7 +229,7 @@ export interface components {
                      * @description Stable: switch on it
                      * @enum {string}
                      */
-                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "wrong_environment" | "metrics_token_required";
+                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "key_expired" | "wrong_environment" | "wrong_credential_kind" | "metrics_token_required";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -240,7 +240,7 @@ export interface components {
                      * @description Stable: switch on it
                      * @enum {string}
                      */
-                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "wrong_environment" | "metrics_token_required";
+                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "key_expired" | "wrong_environment" | "wrong_credential_kind" | "metrics_token_required";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -250,7 +250,7 @@ export interface components {
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
         };
-        /** @description The account does not have Premium. */
+        /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
         readonly Failure403: {
             /** @enum {string} */
             readonly status: "fail";
@@ -260,7 +260,7 @@ export interface components {
                      * @description Stable: switch on it
                      * @enum {string}
                      */
-                    readonly code: "premium_required";
+                    readonly code: "premium_required" | "insufficient_scope";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -271,7 +271,7 @@ export interface components {
                      * @description Stable: switch on it
                      * @enum {string}
                      */
-                    readonly code: "premium_required";
+                    readonly code: "premium_required" | "insufficient_scope";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -627,6 +627,8 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
+        /** @description When the API key that authenticated this request expires (ISO 8601, UTC). Sent on every answer that key authenticates once it has less than 7 days left, so a client notices before it breaks: roll the key (account-api keys roll) and switch to its successor. */
+        readonly "API-Key-Expires": string;
         /** @description The methods this path takes. */
         readonly Allow: string;
         /** @description gzip or br when the client asked for it in Accept-Encoding; absent when the body is sent as is. */
@@ -672,6 +674,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -685,13 +688,14 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -740,6 +744,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -764,6 +769,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -787,6 +793,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -829,6 +836,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -842,13 +850,14 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -887,6 +896,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -900,6 +910,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -923,6 +934,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -947,6 +959,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -970,6 +983,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -995,6 +1009,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1008,13 +1023,14 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1025,13 +1041,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1076,6 +1093,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1100,6 +1118,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1123,6 +1142,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1165,6 +1185,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1178,13 +1199,14 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1195,13 +1217,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1215,6 +1238,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1249,6 +1273,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1262,6 +1287,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1285,6 +1311,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1309,6 +1336,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1332,6 +1360,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1360,6 +1389,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly Vary: components["headers"]["Vary"];
                     readonly "Content-Encoding": components["headers"]["Content-Encoding"];
@@ -1376,6 +1406,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly Vary: components["headers"]["Vary"];
                     readonly [name: string]: unknown;
@@ -1389,13 +1420,14 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1406,13 +1438,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1457,6 +1490,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1481,6 +1515,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1504,6 +1539,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1529,6 +1565,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1542,13 +1579,14 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1559,13 +1597,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1610,6 +1649,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1634,6 +1674,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1657,6 +1698,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1699,6 +1741,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1712,13 +1755,14 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1729,13 +1773,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1749,6 +1794,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1783,6 +1829,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1796,6 +1843,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1819,6 +1867,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1843,6 +1892,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1866,6 +1916,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1891,6 +1942,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -1906,6 +1958,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -1914,7 +1967,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1927,13 +1980,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -1980,6 +2034,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
@@ -2006,6 +2061,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2031,6 +2087,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
@@ -2075,6 +2132,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2090,6 +2148,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2098,7 +2157,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2111,13 +2170,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2133,6 +2193,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2169,6 +2230,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2184,6 +2246,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2209,6 +2272,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
@@ -2235,6 +2299,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2260,6 +2325,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];

@@ -12,7 +12,7 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-frame-options': 'DENY',
 };
 const ALLOWED_ORIGIN = 'https://app.example.com';
-const EXPOSED = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, ETag, Deprecation, Link';
+const EXPOSED = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, ETag, Deprecation, Link, API-Key-Expires';
 
 let plain: { workspace: Workspace; server: ServerProcess; alice: Account };
 let configured: { workspace: Workspace; server: ServerProcess; alice: Account };

@@ -6,6 +6,7 @@ import type { TimezoneCatalog } from '../../domain/timezones.ts';
 import { success } from '../../http/envelope.ts';
 import { bodilessOf, BODY_MEDIA_TYPES, bodyOf, documentedHeaders, failuresFor, PREMIUM_SECURITY, successOf } from '../../http/schemas.ts';
 import { precompress, sendPrecompressed } from '../../http/compression.ts';
+import { keyActor } from '../../operations/actor.ts';
 import type { Store } from '../../store/store.ts';
 
 export interface SettingsRoutesOptions {
@@ -79,7 +80,7 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
     },
     handler: async (request) => {
       const timezone = checkTimezone(timezones, request.body.timezone);
-      const account = await store.updateTimezone(request.caller!.id, timezone);
+      const account = await store.updateTimezone(request.caller!.id, timezone, keyActor(request.keyId!, request.id, request.ip));
       return success({ timezone: account.timezone });
     },
   });

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { success } from '../../http/envelope.ts';
 import { checkDisplayName, DISPLAY_NAME_MAX_LENGTH } from '../../domain/names.ts';
 import { BODY_MEDIA_TYPES, bodyOf, failuresFor, PREMIUM_SECURITY, successOf, withRouteHeaders } from '../../http/schemas.ts';
+import { keyActor } from '../../operations/actor.ts';
 import type { Account, Store } from '../../store/store.ts';
 
 export interface UserRoutesOptions {
@@ -73,7 +74,7 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
       },
       handler: async (request) => {
         const name = checkDisplayName(request.body.name);
-        const account = await store.updateName(request.caller!.id, name);
+        const account = await store.updateName(request.caller!.id, name, keyActor(request.keyId!, request.id, request.ip));
         return success(userView(account));
       },
     });

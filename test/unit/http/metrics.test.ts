@@ -31,6 +31,15 @@ describe('createMetrics', () => {
     }
     assert.match(text, /rate_limit_rejections_total\{budget="per_key"\} 1/);
   });
+
+  test("the admin port's view labels its samples port=\"admin\"; the public port's carry no port label", async () => {
+    const metrics = createMetrics();
+    metrics.authFailed('invalid_credentials');
+    metrics.forPort('admin').authFailed('invalid_admin_token');
+    const text = await metrics.registry.getSingleMetricAsString('auth_failures_total');
+    assert.match(text, /^auth_failures_total\{reason="invalid_credentials"\} 1$/m);
+    assert.match(text, /^auth_failures_total\{reason="invalid_admin_token",port="admin"\} 1$/m);
+  });
 });
 
 describe('answers counted in plain numbers', () => {
