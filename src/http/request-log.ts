@@ -49,7 +49,9 @@ export interface Logging extends Pick<FastifyServerOptions, 'loggerInstance' | '
  * under load many lines go out in one write. What a kill -9 can lose is what sits in that buffer (docs/operations.md, Logs).
  */
 export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
-  const destination = pino.destination({ dest: fd, sync: false });
+  // At most PIPE_BUF (4096 bytes on Linux) per write, made of whole lines: such a write to a pipe is atomic, so the lines of
+  // several workers sharing one stdout never interleave mid-line, as they could not when each line was a write of its own.
+  const destination = pino.destination({ dest: fd, sync: false, maxWrite: 4096 });
   const logger = pino(loggerSettings(level), destination);
   const flush = () => {
     try {

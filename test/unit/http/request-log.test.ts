@@ -1,8 +1,12 @@
-// Protects what an error log line may hold: name, message, stack, code and causes, never the request it came with.
+// Protects what an error log line may hold (name, message, stack, code and causes, never the request it came with), and that
+// lines written asynchronously are all written, whole and in order, when flushed.
 import assert from 'node:assert/strict';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { loggedError } from '../../../src/http/request-log.ts';
+import { loggedError, loggingOptions } from '../../../src/http/request-log.ts';
 
 const SECRET = 'Basic YWxpY2U6YWFwaV9saXZlX3NlY3JldA==';
 
@@ -37,5 +41,32 @@ describe('loggedError', () => {
 
   test('describes a thrown value that is not an Error', () => {
     assert.deepEqual(loggedError('just a string'), { type: 'string', message: 'just a string', stack: '' });
+  });
+});
+
+describe('asynchronous log lines', () => {
+  test('are held by the logger until written, and flush writes every one of them at once, whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'account-api-log-'));
+    const path = join(dir, 'out.log');
+    const fd = openSync(path, 'w');
+    try {
+      const { loggerInstance, flush } = loggingOptions('info', fd);
+      const logger = loggerInstance as unknown as { info(fields: object, message: string): void };
+      const lines = 3000;
+      for (let index = 0; index < lines; index++) logger.info({ index, padding: 'x'.repeat(100) }, 'request completed');
+      // Asynchronous: a burst of lines is not all on disk by the time the calls return...
+      assert.ok(readFileSync(path, 'utf8').split('\n').filter(Boolean).length < lines, 'every line was written synchronously');
+      // ...and a flush (on close, exit, a fatal error) writes what is left, synchronously.
+      flush();
+      const written = readFileSync(path, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { index: number });
+      assert.deepEqual(
+        written.map((line) => line.index),
+        Array.from({ length: lines }, (_, index) => index),
+        'lines were lost, split or reordered',
+      );
+    } finally {
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
