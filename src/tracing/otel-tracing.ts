@@ -35,20 +35,17 @@ export function startTracing(settings: TracingSettings, version: string, exporte
   const contexts = new AsyncLocalStorageContextManager().enable();
   const requests: RequestTracer = { tracer, contexts, propagator: new W3CTraceContextPropagator() };
 
-  const traced: SpanRunner = (name, attributes, work) => {
+  const traced: SpanRunner = async (name, attributes, work) => {
     const parent = contexts.active();
     const span = tracer.startSpan(name, { attributes }, parent);
-    return contexts.with(trace.setSpan(parent, span), () => work(span)).then(
-      (value) => {
-        span.end();
-        return value;
-      },
-      (error: unknown) => {
-        failed(span, error);
-        span.end();
-        throw error;
-      },
-    );
+    try {
+      return await contexts.with(trace.setSpan(parent, span), () => work(span));
+    } catch (error) {
+      failed(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
   };
 
   return {
