@@ -166,3 +166,20 @@ test('without a traceparent a request starts a trace of its own; a refused one i
   assert.equal(request!.attributes['http.response.status_code'], 401);
   assert.notEqual(request!.status?.code, 2, 'a 401 is the caller\'s mistake, not a failed span');
 });
+
+test('spans still waiting for their batch are exported when the server stops, and it still exits 0', async () => {
+  const patient = createWorkspace({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '600000' });
+  try {
+    const stopping = await startServer(patient);
+    const traceId = randomHex(16);
+    const result = await call('GET', `${stopping.api}/hello`, { headers: { traceparent: `00-${traceId}-${randomHex(8)}-01` } });
+    assert.equal(result.status, 200, result.text);
+    await sleep(200);
+    assert.equal(receiver.spans.filter((span) => span.traceId === traceId).length, 0, 'the span was exported before its batch was due');
+    assert.equal(await stopping.stop(), 0, `the server did not stop cleanly:\n${stopping.output.join('\n')}`);
+    const [request] = await spansOf(traceId, (found) => found.length > 0);
+    assert.equal(request!.name, 'GET /api/v0/hello');
+  } finally {
+    patient.cleanup();
+  }
+});
