@@ -153,9 +153,10 @@ test("a handler that reads a body still runs inside the request's span", async (
   assert.equal(update.parentSpanId, request.spanId, "the handler's store call is not a child of the request's span");
 });
 
-test('without a traceparent a request starts a trace of its own; a refused one is a span too', async () => {
+test('with a malformed traceparent a request starts a trace of its own; a refused one is a span too', async () => {
   const before = new Set(receiver.spans.map((span) => span.traceId));
-  const result = await call('GET', `${server.api}/user`, { headers: { 'x-request-id': 'traced-401' } });
+  const malformed = `00-${'0'.repeat(32)}-${randomHex(8)}-01`; // an all-zero trace id is invalid
+  const result = await call('GET', `${server.api}/user`, { headers: { 'x-request-id': 'traced-401', traceparent: malformed } });
   assert.equal(result.status, 401);
   const line = (await linesOfRequest(server, 'traced-401')).find((each) => each.msg === 'request completed');
   const traceId = String(line?.trace_id);
