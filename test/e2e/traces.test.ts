@@ -2,7 +2,9 @@
 // continuing the caller's traceparent, and the request's log line carries its trace id.
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type Server } from 'node:http';
+import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { basic, call } from '../support/http.ts';
@@ -182,5 +184,31 @@ test('spans still waiting for their batch are exported when the server stops, an
     assert.equal(request!.name, 'GET /api/v0/hello');
   } finally {
     patient.cleanup();
+  }
+});
+
+// @opentelemetry/api alone is always loaded: prom-client requires it (for exemplars) whatever we do. It holds no SDK.
+test('without OTEL_EXPORTER_OTLP_ENDPOINT, serve loads neither the OpenTelemetry SDK nor our tracing modules', async () => {
+  const untraced = createWorkspace();
+  try {
+    // Preloaded by NODE_OPTIONS: notes every module the process resolves, and prints the OpenTelemetry ones as it exits.
+    const watcher = join(untraced.dir, 'watch-modules.mjs');
+    writeFileSync(
+      watcher,
+      `import { registerHooks } from 'node:module';
+const seen = new Set();
+registerHooks({ resolve(specifier, context, next) { if (/@opentelemetry\\/(?!api$)|\\/tracing\\/(otel-tracing|request-spans|traced-store)/.test(specifier)) seen.add(specifier); return next(specifier, context); } });
+process.on('exit', () => process.stderr.write('opentelemetry modules: ' + JSON.stringify([...seen]) + '\\n'));
+`,
+    );
+    const plain = await startServer(untraced, [], { NODE_OPTIONS: `--import=${watcher}` });
+    const result = await call('GET', `${plain.api}/hello`, { headers: { traceparent: `00-${randomHex(16)}-${randomHex(8)}-01` } });
+    assert.equal(result.status, 200, result.text);
+    assert.equal(await plain.stop(), 0);
+    const report = plain.output.find((line) => line.startsWith('opentelemetry modules: '));
+    assert.ok(report !== undefined, `the module watcher did not report:\n${plain.output.join('\n')}`);
+    assert.equal(report, 'opentelemetry modules: []', 'an untraced server loaded the OpenTelemetry SDK or our tracing step');
+  } finally {
+    untraced.cleanup();
   }
 });
