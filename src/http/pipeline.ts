@@ -84,7 +84,7 @@ export const pipeline = fp(
     });
 
     // 0. Only with tracing on: a span per request (src/tracing/request-spans.ts), its own onRequest (registered first, so
-    //    the steps below run inside the span), preHandler and onResponse hooks. Off, nothing is registered.
+    //    the steps below run inside the span) and onResponse hooks. Off, nothing is registered.
     if (options.tracing !== null) options.tracing.traceRequests(app);
 
     app.addHook('onRequest', (request, reply, done) => {
