@@ -23,6 +23,7 @@ import { healthRoutes } from './routes/health.ts';
 import { rateLimits } from './http/rate-limits.ts';
 import type { Redis } from 'ioredis';
 import type { Store } from './store/store.ts';
+import type { Tracing } from './tracing/tracing.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -39,6 +40,8 @@ export interface AppDependencies {
   readonly redis: Redis | null;
   /** This app's metrics; the caller may also serve them on a listener of their own (METRICS_PORT). */
   readonly metrics: Metrics;
+  /** Spans for every request (docs/operations.md, Traces); null or absent: untraced. */
+  readonly tracing?: Tracing | null;
 }
 
 /**
@@ -50,7 +53,7 @@ function fastifyTrustProxy(trusted: TrustedProxies): false | string[] | ((addres
   return trusted === false ? false : [...trusted];
 }
 
-export function buildApp({ config, store, timezones, redis, metrics }: AppDependencies): FastifyInstance {
+export function buildApp({ config, store, timezones, redis, metrics, tracing = null }: AppDependencies): FastifyInstance {
   // Built once, set by the pipeline on every answer that runs hooks, and by hand on those that do not (a URL the router
   // cannot decode, raw HTTP that never became a request).
   const answerHeaders = everyAnswerHeaders(
@@ -118,6 +121,7 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
     maxEventLoopDelayMs: config.maxEventLoopDelayMs,
     alwaysServed: ['/healthz', METRICS_PATH],
     hostRequiredFor: ['1.1'],
+    tracing,
   });
 
   // Before the routes: the document is built from each route's schema as it is added.

@@ -48,6 +48,28 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Strict-Transport-Security max-age in seconds; null: no HSTS header (TLS is the proxy's, which may send its own). */
   readonly hstsMaxAgeSeconds: number | null;
+  /** Spans exported over OTLP/HTTP (docs/operations.md, Traces); null: no tracing at all (OTEL_EXPORTER_OTLP_ENDPOINT unset). */
+  readonly tracing: TracingSettings | null;
+}
+
+/** The OpenTelemetry samplers an operator may name in OTEL_TRACES_SAMPLER (the specification's names). */
+export const TRACE_SAMPLERS = [
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+  'always_on',
+  'always_off',
+  'traceidratio',
+] as const;
+
+export interface TracingSettings {
+  /** Where spans are POSTed: OTEL_EXPORTER_OTLP_ENDPOINT with `/v1/traces` appended, as the specification says. */
+  readonly tracesUrl: string;
+  /** The `service.name` of every span (OTEL_SERVICE_NAME). */
+  readonly serviceName: string;
+  readonly sampler: (typeof TRACE_SAMPLERS)[number];
+  /** The share of traces kept by the `traceidratio` samplers (OTEL_TRACES_SAMPLER_ARG), 0 to 1. */
+  readonly sampleRatio: number;
 }
 
 export interface MetricsSettings {
@@ -300,6 +322,25 @@ function checkAdminPort(config: Config): Config {
   return config;
 }
 
+/** Null unless OTEL_EXPORTER_OTLP_ENDPOINT is set: without it nothing of OpenTelemetry is even loaded. */
+function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings | null {
+  const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (endpoint === undefined || endpoint === '') return null;
+  if (!/^https?:\/\/[^/\s?#]+(\/[^\s?#]*)?$/i.test(endpoint)) {
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL without query (e.g. http://collector:4318); got '${endpoint}'.`);
+  }
+  const ratio = env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === '' ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
+    throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1; got '${env.OTEL_TRACES_SAMPLER_ARG}'.`);
+  }
+  return {
+    tracesUrl: `${endpoint.replace(/\/+$/, '')}/v1/traces`,
+    serviceName: env.OTEL_SERVICE_NAME || 'account-api',
+    sampler: oneOf('OTEL_TRACES_SAMPLER', env.OTEL_TRACES_SAMPLER, TRACE_SAMPLERS, 'parentbased_always_on'),
+    sampleRatio: ratio,
+  };
+}
+
 /** Two in-memory databases are never the same; a live URL this process cannot parse is not its concern. */
 function sameDatabase(database: DatabaseTarget, liveUrl: string, cwd: string): boolean {
   if (database.engine === 'sqlite' && database.path === ':memory:') return false;
@@ -374,6 +415,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     },
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     hstsMaxAgeSeconds: env.HSTS_MAX_AGE ? integer('HSTS_MAX_AGE', env.HSTS_MAX_AGE, 0, 0, 63_072_000) : null,
+    tracing: tracingSettings(env),
   }));
 }
 

@@ -12,6 +12,7 @@ import { ConnectingStore, isStoreUnavailable } from './store/connecting-store.ts
 import { describeDatabase, openStore } from './store/open-store.ts';
 import { openRedis } from './store/redis-client.ts';
 import type { Store } from './store/store.ts';
+import { createTracing, type Tracing } from './tracing/tracing.ts';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -78,6 +79,7 @@ export interface StartOptions {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const engine = openStore(config);
   let store: Store = engine;
+  let tracing: Tracing | null = null;
   try {
     const prepare = options.prepared === true ? checkPrepared : (each: Store) => prepareStore(each, config);
     // A worker whose primary is still waiting for the database finds it unmigrated: that, too, passes by waiting.
@@ -92,10 +94,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     });
     const connecting = prepared === null ? new ConnectingStore(engine) : null;
     store = connecting ?? engine;
+    // Only with OTEL_EXPORTER_OTLP_ENDPOINT: without it nothing of OpenTelemetry is loaded, and the store is not wrapped.
+    tracing = await createTracing(config.tracing, config.version);
+    if (tracing !== null) store = tracing.traceStore(store);
     const redis = config.redis === null ? null : await openRedis(config.redis, startupLog);
     const metrics = createMetrics();
     const timezones = loadTimezoneCatalog();
-    const app = buildApp({ config, store, timezones, redis, metrics });
+    const app = buildApp({ config, store, timezones, redis, metrics, tracing });
     await app.listen({ port: config.port, host: config.host });
     let metricsListener: MetricsListener | null = null;
     // A second listener for the admin API, never the public one's: off unless ADMIN_PORT is set.
@@ -105,7 +110,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         metricsListener = await listenForMetrics({ registry: metrics.registry, host: config.metrics.host, port: config.metrics.port });
       }
       if (config.admin.port !== null) {
-        adminApp = buildAdminApp({ config, store, timezones, redis, metrics });
+        adminApp = buildAdminApp({ config, store, timezones, redis, metrics, tracing });
         await adminApp.listen({ port: config.admin.port, host: config.admin.host });
       }
     } catch (error) {
@@ -140,10 +145,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await metricsListener?.close();
         await store.close();
         if (redis !== null) await redis.quit().catch(() => redis.disconnect());
+        // Last: the spans of the requests just finished, and of closing the store, are exported before the process goes.
+        await tracing?.shutdown();
       },
     };
   } catch (error) {
     await store.close();
+    await tracing?.shutdown();
     throw error;
   }
 }

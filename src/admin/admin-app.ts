@@ -14,6 +14,7 @@ import { requestBodies } from '../http/request-bodies.ts';
 import { requestIdFor } from '../http/request-id.ts';
 import { loggingOptions } from '../http/request-log.ts';
 import { everyAnswerHeaders } from '../http/security-headers.ts';
+import type { Tracing } from '../tracing/tracing.ts';
 import type { Store } from '../store/store.ts';
 import { adminAuthenticator } from './admin-auth.ts';
 import { adminOpenApi, adminOpenApiRoute } from './admin-openapi.ts';
@@ -31,9 +32,11 @@ export interface AdminAppDependencies {
   readonly redis: Redis | null;
   /** The process's metrics; this app records into them labelled port="admin". */
   readonly metrics: Metrics;
+  /** Spans for every request, as on the public port; null or absent: untraced. */
+  readonly tracing?: Tracing | null;
 }
 
-export function buildAdminApp({ config, store, timezones, redis, metrics: shared }: AdminAppDependencies): FastifyInstance {
+export function buildAdminApp({ config, store, timezones, redis, metrics: shared, tracing = null }: AdminAppDependencies): FastifyInstance {
   const metrics = shared.forPort('admin');
   const answerHeaders = everyAnswerHeaders({ hstsMaxAgeSeconds: config.hstsMaxAgeSeconds }, config.environment === 'sandbox' ? { 'X-Environment': 'sandbox' } : {});
   // The same limits on sizes, time-outs and bad input as the public port: the same options, the same plugins.
@@ -84,6 +87,7 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
     maxEventLoopDelayMs: 0,
     alwaysServed: [],
     hostRequiredFor: ['1.1'],
+    tracing,
   });
   app.register(adminOpenApi, { version: config.version });
 

@@ -79,6 +79,17 @@ export class LazyChildLogger {
   child(bindings: Bindings, options?: ChildOptions): FastifyBaseLogger {
     return this.#real().child(bindings, options);
   }
+
+  /** This logger with more bindings, still lazy unless a child was already built. */
+  withBindings(bindings: Bindings): FastifyBaseLogger {
+    if (this.#child !== undefined) return this.#child.child(bindings);
+    return new LazyChildLogger(this.#parent, { ...this.#bindings, ...bindings }, this.#options) as unknown as FastifyBaseLogger;
+  }
+}
+
+/** A request's logger with more fields on every line (a traced request's trace id): lazy if it was. */
+export function withBindings(log: FastifyBaseLogger, bindings: Bindings): FastifyBaseLogger {
+  return log instanceof LazyChildLogger ? log.withBindings(bindings) : log.child(bindings);
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

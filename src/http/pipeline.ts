@@ -12,6 +12,7 @@ import { METRICS_PATH, type Metrics } from './metrics.ts';
 import { LoadMonitor } from './overload.ts';
 import type { RateBudgets } from './rate-limits.ts';
 import { answerExpectations, framingFailure } from './request-framing.ts';
+import type { Tracing } from '../tracing/tracing.ts';
 
 /** Authenticates one request for a route of the given access rule; throws (or rejects with) the answer that refuses it. */
 export type AuthenticationStep = (request: FastifyRequest, reply: FastifyReply, access: string) => void | Promise<void>;
@@ -30,6 +31,8 @@ export interface PipelineOptions {
   readonly alwaysServed: readonly string[];
   /** HTTP versions whose requests must carry Host. */
   readonly hostRequiredFor: readonly string[];
+  /** Null (OTEL_EXPORTER_OTLP_ENDPOINT unset): no tracing step at all, not even a hook that checks. */
+  readonly tracing: Tracing | null;
 }
 
 /** What the pipeline knows of a route, from its options, before any request. */
@@ -79,6 +82,10 @@ export const pipeline = fp(
         },
       };
     });
+
+    // 0. Only with tracing on: a span per request (src/tracing/request-spans.ts), its own onRequest (registered first, so
+    //    the steps below run inside the span) and onResponse hooks. Off, nothing is registered.
+    if (options.tracing !== null) options.tracing.traceRequests(app);
 
     app.addHook('onRequest', (request, reply, done) => {
       const route = request.routeOptions.config.pipeline ?? unmatched;

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import pino from 'pino';
 
 import type { FastifyBaseLogger } from 'fastify';
-import { LazyChildLogger, logsAt } from '../../../src/http/lazy-child-logger.ts';
+import { LazyChildLogger, logsAt, withBindings } from '../../../src/http/lazy-child-logger.ts';
 
 const lazyChild = (parent: FastifyBaseLogger, bindings: Record<string, unknown>) =>
   new LazyChildLogger(parent, bindings, {}) as unknown as FastifyBaseLogger;
@@ -69,4 +69,16 @@ test('silent writes nothing at any level', async () => {
   await settle();
   assert.equal(lines.length, 0);
   assert.equal(logsAt(log, 'fatal'), false);
+});
+
+test("more bindings (a traced request's trace id) are written on its lines, still without making a child", async () => {
+  const { lines, parent, children } = capture('info');
+  const log = withBindings(lazyChild(parent, { reqId: 'r-3' }), { trace_id: 't-1' });
+  log.info({ statusCode: 200 }, 'request completed');
+  await settle();
+  assert.equal(children(), 0, 'adding bindings made a pino child');
+  assert.deepEqual(
+    lines.map(({ reqId, trace_id, statusCode, msg }) => ({ reqId, trace_id, statusCode, msg })),
+    [{ reqId: 'r-3', trace_id: 't-1', statusCode: 200, msg: 'request completed' }],
+  );
 });
