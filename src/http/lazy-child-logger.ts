@@ -15,13 +15,16 @@ export class LazyChildLogger {
   readonly #options: ChildOptions;
   /** Only adds bindings (no level, serializers or redaction of its own): it writes what its parent would with them. */
   readonly #plainChild: boolean;
+  /** The parent's twin without redaction, for lines made only of fields already made safe (the answer line); or none. */
+  readonly #unredacted: FastifyBaseLogger | null;
   #child: FastifyBaseLogger | undefined;
 
-  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildOptions) {
+  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildOptions, unredacted: FastifyBaseLogger | null = null) {
     this.#parent = parent;
     this.#bindings = bindings;
     this.#options = options;
     this.#plainChild = Object.keys(options).length === 0;
+    this.#unredacted = unredacted;
   }
 
   #real(): FastifyBaseLogger {
@@ -38,6 +41,7 @@ export class LazyChildLogger {
   }
 
   isLevelEnabled(level: string): boolean {
+    if (this.#child === undefined && this.#options.level === undefined) return (this.#parent as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled(level);
     const values = (this.#parent as unknown as { levels: { values: Record<string, number> } }).levels.values;
     return (values[level] ?? Number.POSITIVE_INFINITY) >= (values[this.level] ?? Number.POSITIVE_INFINITY);
   }
@@ -55,6 +59,19 @@ export class LazyChildLogger {
   }
 
 
+
+  /**
+   * Writes a line of fields that need no redaction (every value already made safe, as the answer line's are) without the
+   * redaction pass, which costs more than the rest of writing the line; any other logger writes it as usual.
+   */
+  safeLine(level: Level, fields: Record<string, unknown>, message: string): void {
+    if (!this.isLevelEnabled(level)) return;
+    if (this.#child === undefined && this.#plainChild && this.#unredacted !== null) {
+      this.#unredacted[level]({ ...this.#bindings, ...fields }, message);
+      return;
+    }
+    this.#write(level, [fields, message]);
+  }
 
   fatal(...args: unknown[]): void {
     this.#write('fatal', args);
@@ -83,7 +100,7 @@ export class LazyChildLogger {
   /** This logger with more bindings, still lazy unless a child was already built. */
   withBindings(bindings: Bindings): FastifyBaseLogger {
     if (this.#child !== undefined) return this.#child.child(bindings);
-    return new LazyChildLogger(this.#parent, { ...this.#bindings, ...bindings }, this.#options) as unknown as FastifyBaseLogger;
+    return new LazyChildLogger(this.#parent, { ...this.#bindings, ...bindings }, this.#options, this.#unredacted) as unknown as FastifyBaseLogger;
   }
 }
 
@@ -96,9 +113,16 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 }
 
-/** Fastify's `childLoggerFactory`. */
-export const lazyChildLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (parent, bindings, options) =>
-  new LazyChildLogger(parent, bindings, options) as unknown as FastifyBaseLogger;
+/** Fastify's `childLoggerFactory`; `unredacted` writes the lines of fields already made safe (LazyChildLogger.safeLine). */
+export function lazyChildLogger(unredacted: FastifyBaseLogger | null = null): NonNullable<FastifyServerOptions['childLoggerFactory']> {
+  return (parent, bindings, options) => new LazyChildLogger(parent, bindings, options, unredacted) as unknown as FastifyBaseLogger;
+}
+
+/** Writes a line whose every field is already safe to log: without redaction when the logger can. */
+export function logSafeLine(log: FastifyBaseLogger, level: Level, fields: Record<string, unknown>, message: string): void {
+  if (log instanceof LazyChildLogger) log.safeLine(level, fields, message);
+  else if (logsAt(log, level)) log[level](fields, message);
+}
 
 /** Whether a line at `level` would be written (any logger without the check: assume it would). */
 export function logsAt(log: FastifyBaseLogger, level: Level): boolean {

@@ -3,7 +3,7 @@ import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyR
 import { pino } from 'pino';
 import type { Config } from '../config.ts';
 import { loggablePath } from './key-redaction.ts';
-import { lazyChildLogger, logsAt } from './lazy-child-logger.ts';
+import { lazyChildLogger, logSafeLine, logsAt } from './lazy-child-logger.ts';
 
 const LONGEST_MESSAGE = 1000;
 const DEEPEST_CAUSE = 3;
@@ -53,6 +53,10 @@ export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
   // several workers sharing one stdout never interleave mid-line, as they could not when each line was a write of its own.
   const destination = pino.destination({ dest: fd, sync: false, maxWrite: 4096 });
   const logger = pino(loggerSettings(level), destination);
+  // The same settings without redaction, on the same destination (so lines stay in order): for the answer line alone, whose
+  // fields are all made safe before they are logged (logResponse); redaction cost more than the rest of writing it.
+  const { redact: _redact, ...unredactedSettings } = loggerSettings(level);
+  const unredacted = pino(unredactedSettings, destination);
   const flush = () => {
     try {
       destination.flushSync();
@@ -60,7 +64,7 @@ export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
       // Nothing to write, or the stream is already closed: either way nothing more can be saved.
     }
   };
-  return { loggerInstance: logger as FastifyBaseLogger, logController: new OneLinePerRequest(), childLoggerFactory: lazyChildLogger, flush };
+  return { loggerInstance: logger as FastifyBaseLogger, logController: new OneLinePerRequest(), childLoggerFactory: lazyChildLogger(unredacted as FastifyBaseLogger), flush };
 }
 
 function loggerSettings(level: Config['logLevel']): pino.LoggerOptions {
@@ -82,6 +86,8 @@ function loggerSettings(level: Config['logLevel']): pino.LoggerOptions {
 /** The one line written when an answer has been sent (`route`: its pattern); the request's logger adds its `reqId`. */
 export function logResponse(request: FastifyRequest, reply: FastifyReply, route: string | undefined): void {
   if (!logsAt(request.log, 'info')) return;
+  // Every field is safe as it stands: the pattern, the method Node parsed, the path without its query and with anything
+  // shaped like a key redacted (loggablePath), numbers, and this server's own failure code.
   const line: Record<string, unknown> = {
     method: request.method,
     route: route ?? 'unmatched',
@@ -91,5 +97,5 @@ export function logResponse(request: FastifyRequest, reply: FastifyReply, route:
   };
   const code = reply.failure?.code;
   if (code !== undefined) line.code = code;
-  request.log.info(line, 'request completed');
+  logSafeLine(request.log, 'info', line, 'request completed');
 }

@@ -82,3 +82,31 @@ test("more bindings (a traced request's trace id) are written on its lines, stil
     [{ reqId: 'r-3', trace_id: 't-1', statusCode: 200, msg: 'request completed' }],
   );
 });
+
+test('a line of safe fields skips redaction through the twin, and reads as the redacting logger would write it', async () => {
+  const written: Record<string, Record<string, unknown>[]> = { redacting: [], twin: [] };
+  const sink = (into: Record<string, unknown>[]) =>
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        into.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    });
+  const redact = { paths: ['*.authorization', 'headers.authorization'], censor: '[redacted]' };
+  const redacting = pino({ level: 'info', redact, base: { pid: 1 } }, sink(written.redacting!));
+  const twin = pino({ level: 'info', base: { pid: 1 } }, sink(written.twin!));
+  const log = new LazyChildLogger(redacting as unknown as FastifyBaseLogger, { reqId: 'r-9' }, {}, twin as unknown as FastifyBaseLogger);
+  const fields = { method: 'GET', route: '/api/v0/user', path: '/api/v0/user', statusCode: 200, responseTime: 0.4 };
+  log.safeLine('info', fields, 'request completed');
+  (log as unknown as FastifyBaseLogger).info(fields, 'request completed');
+  await settle();
+  assert.equal(written.twin!.length, 1, 'the safe line did not go through the twin');
+  assert.equal(written.redacting!.length, 1, 'the ordinary line did not go through the redacting parent');
+  const withoutTime = ({ time: _time, ...line }: Record<string, unknown>) => line;
+  assert.deepEqual(withoutTime(written.twin![0]!), withoutTime(written.redacting![0]!));
+  assert.deepEqual(Object.keys(written.twin![0]!), Object.keys(written.redacting![0]!), 'the fields are in another order');
+  // Any other line still goes through redaction.
+  (log as unknown as FastifyBaseLogger).info({ headers: { authorization: 'Basic c2VjcmV0' } }, 'headers');
+  await settle();
+  assert.deepEqual(written.redacting![1]!.headers, { authorization: '[redacted]' });
+});
