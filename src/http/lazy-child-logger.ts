@@ -6,6 +6,9 @@
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+/** Writes one line of a request's bindings and fields, every value already safe to log, as its parent logger would. */
+export type SafeLineWriter = (level: Level, bindings: Record<string, unknown>, fields: Record<string, unknown>, message: string) => void;
 type Bindings = Parameters<FastifyBaseLogger['child']>[0];
 type ChildOptions = NonNullable<Parameters<FastifyBaseLogger['child']>[1]>;
 
@@ -15,16 +18,16 @@ export class LazyChildLogger {
   readonly #options: ChildOptions;
   /** Only adds bindings (no level, serializers or redaction of its own): it writes what its parent would with them. */
   readonly #plainChild: boolean;
-  /** The parent's twin without redaction, for lines made only of fields already made safe (the answer line); or none. */
-  readonly #unredacted: FastifyBaseLogger | null;
+  /** Writes lines made only of fields already made safe (the answer line) without redaction; or none. */
+  readonly #safeLines: SafeLineWriter | null;
   #child: FastifyBaseLogger | undefined;
 
-  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildOptions, unredacted: FastifyBaseLogger | null = null) {
+  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildOptions, safeLines: SafeLineWriter | null = null) {
     this.#parent = parent;
     this.#bindings = bindings;
     this.#options = options;
     this.#plainChild = Object.keys(options).length === 0;
-    this.#unredacted = unredacted;
+    this.#safeLines = safeLines;
   }
 
   #real(): FastifyBaseLogger {
@@ -66,8 +69,8 @@ export class LazyChildLogger {
    */
   safeLine(level: Level, fields: Record<string, unknown>, message: string): void {
     if (!this.isLevelEnabled(level)) return;
-    if (this.#child === undefined && this.#plainChild && this.#unredacted !== null) {
-      this.#unredacted[level]({ ...this.#bindings, ...fields }, message);
+    if (this.#child === undefined && this.#plainChild && this.#safeLines !== null) {
+      this.#safeLines(level, this.#bindings as Record<string, unknown>, fields, message);
       return;
     }
     this.#write(level, [fields, message]);
@@ -100,7 +103,7 @@ export class LazyChildLogger {
   /** This logger with more bindings, still lazy unless a child was already built. */
   withBindings(bindings: Bindings): FastifyBaseLogger {
     if (this.#child !== undefined) return this.#child.child(bindings);
-    return new LazyChildLogger(this.#parent, { ...this.#bindings, ...bindings }, this.#options, this.#unredacted) as unknown as FastifyBaseLogger;
+    return new LazyChildLogger(this.#parent, { ...this.#bindings, ...bindings }, this.#options, this.#safeLines) as unknown as FastifyBaseLogger;
   }
 }
 
@@ -113,9 +116,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 }
 
-/** Fastify's `childLoggerFactory`; `unredacted` writes the lines of fields already made safe (LazyChildLogger.safeLine). */
-export function lazyChildLogger(unredacted: FastifyBaseLogger | null = null): NonNullable<FastifyServerOptions['childLoggerFactory']> {
-  return (parent, bindings, options) => new LazyChildLogger(parent, bindings, options, unredacted) as unknown as FastifyBaseLogger;
+/** Fastify's `childLoggerFactory`; `safeLines` writes the lines of fields already made safe (LazyChildLogger.safeLine). */
+export function lazyChildLogger(safeLines: SafeLineWriter | null = null): NonNullable<FastifyServerOptions['childLoggerFactory']> {
+  return (parent, bindings, options) => new LazyChildLogger(parent, bindings, options, safeLines) as unknown as FastifyBaseLogger;
 }
 
 /** Writes a line whose every field is already safe to log: without redaction when the logger can. */
