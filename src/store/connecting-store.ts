@@ -1,6 +1,20 @@
 // A store that answers 503 store_unavailable until its engine has answered and been prepared in the background, then is that engine.
 import type { KeyEnvironment } from '../domain/api-keys.ts';
-import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from './store.ts';
+import type {
+  Account,
+  AccountUpdateOptions,
+  ApiKeyRecord,
+  Credential,
+  HeldIdempotencyKey,
+  IdempotencyClaimOutcome,
+  IdempotencyKeyClaim,
+  MigrateOptions,
+  MigrationReport,
+  NewAccount,
+  NewApiKey,
+  Store,
+  StoredAnswer,
+} from './store.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { storeNotConnected } from './store-errors.ts';
 
@@ -61,6 +75,10 @@ const NOT_CONNECTED: Omit<Store, 'environment'> = Object.freeze({
   deleteAccount: notYet,
   updateName: notYet,
   updateTimezone: notYet,
+  claimIdempotencyKey: notYet,
+  completeIdempotencyKey: notYet,
+  releaseIdempotencyKey: notYet,
+  pruneIdempotencyKeys: notYet,
   createKey: notYet,
   listKeys: notYet,
   revokeKey: notYet,
@@ -181,11 +199,23 @@ export class ConnectingStore implements Store {
   deleteAccount(username: string): Promise<void> {
     return this.#current.deleteAccount(username);
   }
-  updateName(accountId: number, name: string): Promise<Account> {
-    return this.#current.updateName(accountId, name);
+  updateName(accountId: number, name: string, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#current.updateName(accountId, name, options);
   }
-  updateTimezone(accountId: number, timezone: string): Promise<Account> {
-    return this.#current.updateTimezone(accountId, timezone);
+  updateTimezone(accountId: number, timezone: string, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#current.updateTimezone(accountId, timezone, options);
+  }
+  claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
+    return this.#current.claimIdempotencyKey(claim);
+  }
+  completeIdempotencyKey(held: HeldIdempotencyKey, answer: StoredAnswer): Promise<boolean> {
+    return this.#current.completeIdempotencyKey(held, answer);
+  }
+  releaseIdempotencyKey(held: HeldIdempotencyKey): Promise<void> {
+    return this.#current.releaseIdempotencyKey(held);
+  }
+  pruneIdempotencyKeys(): Promise<number> {
+    return this.#current.pruneIdempotencyKeys();
   }
   createKey(username: string, key: NewApiKey): Promise<ApiKeyRecord> {
     return this.#current.createKey(username, key);

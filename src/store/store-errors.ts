@@ -28,3 +28,22 @@ export function keyNotFound(keyId: string): DomainError {
 export function storeNotConnected(): DomainError {
   return new DomainError('unavailable', 'store_unavailable', 'The database is not reachable yet; try again shortly.');
 }
+
+/** An If-Match that no longer names the account as it is: the update was not made. */
+export function preconditionFailed(): DomainError {
+  return new DomainError(
+    'precondition',
+    'precondition_failed',
+    'The account has changed since the version named in If-Match (or If-Match names none): nothing was written; read it again.',
+  );
+}
+
+/** Another request holds this idempotency key (or took it over while this one ran): nothing was written. */
+export function idempotencyKeyInUse(): DomainError {
+  return new DomainError(
+    'conflict',
+    'idempotency_key_in_use',
+    'Another request with this Idempotency-Key is still running; retry after it has been answered.',
+    { field: 'Idempotency-Key' },
+  );
+}

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { issueKey, keyMatches } from '../../src/domain/api-keys.ts';
 import { defineConcurrencyCases } from './concurrency-cases.ts';
 import { defineEnvironmentCases } from './environment-cases.ts';
+import { defineIdempotencyCases } from './idempotency-cases.ts';
 import type { Store } from '../../src/store/store.ts';
 import { account, domainCode, freshStore, isDate, newKey, type MakeStore } from './contract-support.ts';
 
@@ -322,6 +323,7 @@ export function defineStoreContract(engineName: string, makeStore: MakeStore, sk
   });
 
   defineConcurrencyCases(engineName, makeStore, skip);
+  defineIdempotencyCases(engineName, makeStore, skip);
 
   describe(`${engineName} store: closing`, () => {
     test('close() twice is safe', async (t) => {

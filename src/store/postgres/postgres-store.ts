@@ -4,9 +4,24 @@ import pg from 'pg';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { asEnvironment, assertEnvironment, environmentUnrecorded, type RecordedEnvironment } from '../deployment.ts';
 import { loadMigrations, type Migration } from '../migrations.ts';
-import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
+import type {
+  Account,
+  AccountUpdateOptions,
+  ApiKeyRecord,
+  Credential,
+  HeldIdempotencyKey,
+  IdempotencyClaimOutcome,
+  IdempotencyKeyClaim,
+  MigrateOptions,
+  MigrationReport,
+  NewAccount,
+  NewApiKey,
+  Store,
+  StoredAnswer,
+} from '../store.ts';
 import { assertSchemaCurrent } from '../migrations.ts';
-import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
+import { accountGone, accountNotFound, idempotencyKeyInUse, keyExists, keyNotFound, preconditionFailed, usernameTaken } from '../store-errors.ts';
+import { claimKey, completeKey, lockHeldKey, pruneKeys, releaseKey } from './idempotency-keys.ts';
 import { READ_ENVIRONMENT_SQL, recordEnvironment } from './deployment.ts';
 import { applyMigrations } from './migrate.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
@@ -106,7 +121,27 @@ export class PostgresStore implements Store {
    * One statement on a pooled connection. Unlike pool.query, a constraint violation keeps the connection;
    * only a connection-level failure discards it.
    */
-  async #query(text: string, values: readonly unknown[] = []): Promise<Row[]> {
+  #query(text: string, values: readonly unknown[] = []): Promise<Row[]> {
+    return this.#withClient((query) => query(text, values));
+  }
+
+  /** Several statements in one transaction on one connection: all of them, or (on any failure) none. */
+  #transaction<T>(work: (query: (text: string, values?: readonly unknown[]) => Promise<Row[]>) => Promise<T>): Promise<T> {
+    return this.#withClient(async (query) => {
+      await query('BEGIN');
+      try {
+        const result = await work(query);
+        await query('COMMIT');
+        return result;
+      } catch (error) {
+        // On a lost connection the server has rolled back already, and the connection is discarded anyway.
+        await query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  async #withClient<T>(work: (query: (text: string, values?: readonly unknown[]) => Promise<Row[]>) => Promise<T>): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await this.#pool.connect();
@@ -119,12 +154,17 @@ export class PostgresStore implements Store {
       broken = error;
     };
     client.on('error', onError);
+    const query = async (text: string, values: readonly unknown[] = []): Promise<Row[]> => {
+      try {
+        const result = await client.query(text, values as unknown[]);
+        return result.rows as Row[];
+      } catch (error) {
+        if (isConnectionFailure(error)) broken = error as Error;
+        throw translatePgError(error);
+      }
+    };
     try {
-      const result = await client.query(text, values as unknown[]);
-      return result.rows as Row[];
-    } catch (error) {
-      if (isConnectionFailure(error)) broken = error as Error;
-      throw translatePgError(error);
+      return await work(query);
     } finally {
       client.removeListener('error', onError);
       client.release(broken);
@@ -232,21 +272,56 @@ export class PostgresStore implements Store {
   }
 
   /** One UPDATE that sets one column: the row lock serialises concurrent writers, and neither overwrites the other's column. */
-  async #updateAccount(accountId: number, column: 'name' | 'timezone', value: string): Promise<Account> {
-    const row = await this.#one(
-      `UPDATE accounts SET ${column} = $2, updated_at = now() WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
-      [accountId, value],
-    );
-    if (row === undefined) throw accountGone();
-    return toAccount(row);
+  async #updateAccount(accountId: number, column: 'name' | 'timezone', value: string, options: AccountUpdateOptions = {}): Promise<Account> {
+    const update = `UPDATE accounts SET ${column} = $2, updated_at = now() WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`;
+    if (options.expect === undefined && options.idempotency === undefined) {
+      const row = await this.#one(update, [accountId, value]);
+      if (row === undefined) throw accountGone();
+      return toAccount(row);
+    }
+    // The row lock taken first holds off every other writer of the account until the condition, the update and the
+    // recorded answer are committed together.
+    return this.#transaction(async (query) => {
+      const [current] = await query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1 FOR UPDATE`, [accountId]);
+      if (current === undefined) throw accountGone();
+      if (options.expect !== undefined && !options.expect(toAccount(current))) throw preconditionFailed();
+      const idempotency = options.idempotency;
+      if (idempotency !== undefined && !(await lockHeldKey(query, idempotency.held))) throw idempotencyKeyInUse();
+      const [row] = await query(update, [accountId, value]);
+      const updated = toAccount(row!);
+      if (idempotency !== undefined) await completeKey(query, idempotency.held, idempotency.answer(updated));
+      return updated;
+    });
   }
 
-  updateName(accountId: number, name: string): Promise<Account> {
-    return this.#updateAccount(accountId, 'name', name);
+  updateName(accountId: number, name: string, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#updateAccount(accountId, 'name', name, options);
   }
 
-  updateTimezone(accountId: number, timezone: string): Promise<Account> {
-    return this.#updateAccount(accountId, 'timezone', timezone);
+  updateTimezone(accountId: number, timezone: string, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#updateAccount(accountId, 'timezone', timezone, options);
+  }
+
+  async claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
+    try {
+      return await claimKey((text, values) => this.#query(text, values), claim);
+    } catch (error) {
+      // The account was deleted while its own request ran.
+      if (brokenConstraint(error)?.state === FOREIGN_KEY_VIOLATION) throw accountGone();
+      throw error;
+    }
+  }
+
+  completeIdempotencyKey(held: HeldIdempotencyKey, answer: StoredAnswer): Promise<boolean> {
+    return completeKey((text, values) => this.#query(text, values), held, answer);
+  }
+
+  releaseIdempotencyKey(held: HeldIdempotencyKey): Promise<void> {
+    return releaseKey((text, values) => this.#query(text, values), held);
+  }
+
+  pruneIdempotencyKeys(): Promise<number> {
+    return pruneKeys((text, values) => this.#query(text, values));
   }
 
   async createKey(username: string, key: NewApiKey): Promise<ApiKeyRecord> {

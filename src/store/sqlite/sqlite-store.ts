@@ -4,14 +4,29 @@ import { dirname, join } from 'node:path';
 import { backup, DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { DomainError } from '../../domain/errors.ts';
-import type { Account, ApiKeyRecord, Credential, MigrateOptions, MigrationReport, NewAccount, NewApiKey, Store } from '../store.ts';
+import type {
+  Account,
+  AccountUpdateOptions,
+  ApiKeyRecord,
+  Credential,
+  HeldIdempotencyKey,
+  IdempotencyClaimOutcome,
+  IdempotencyKeyClaim,
+  MigrateOptions,
+  MigrationReport,
+  NewAccount,
+  NewApiKey,
+  Store,
+  StoredAnswer,
+} from '../store.ts';
 import { assertNotNewer, assertSchemaCurrent, loadMigrations, type Migration } from '../migrations.ts';
 import { CredentialCache } from '../credential-cache.ts';
 import { assertEnvironment, environmentUnrecorded } from '../deployment.ts';
-import { accountGone, accountNotFound, keyExists, keyNotFound, usernameTaken } from '../store-errors.ts';
+import { accountGone, accountNotFound, idempotencyKeyInUse, keyExists, keyNotFound, preconditionFailed, usernameTaken } from '../store-errors.ts';
+import { claimKey, completeKey, holdsKey, pruneKeys, releaseKey } from './idempotency-keys.ts';
 import { readEnvironment, recordEnvironment } from './deployment.ts';
 import { retryWhileLocked } from './lock-wait.ts';
-import { isBusy, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
+import { isBusy, SQLITE_CONSTRAINT_FOREIGNKEY, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
 import { WriteQueue, type QueuedWrite } from './write-queue.ts';
 
 export interface SqliteStoreOptions {
@@ -34,6 +49,7 @@ interface QueuedUpdate extends QueuedWrite {
   readonly accountId: number;
   readonly column: 'name' | 'timezone';
   readonly value: string;
+  readonly options: AccountUpdateOptions | undefined;
   succeed(account: Account): void;
 }
 
@@ -306,25 +322,61 @@ export class SqliteStore implements Store {
     });
   }
 
-  #updateAccount(accountId: number, column: 'name' | 'timezone', value: string): Account {
+  /**
+   * Runs inside the batch's transaction, which holds the write lock: the conditions are checked before anything is written,
+   * so a failed one leaves the batch's other writes as they are.
+   */
+  #updateAccount(accountId: number, column: 'name' | 'timezone', value: string, options: AccountUpdateOptions = {}): Account {
+    if (options.expect !== undefined) {
+      const current = this.#statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`).get(accountId);
+      if (current === undefined) throw accountGone();
+      if (!options.expect(toAccount(current as Row))) throw preconditionFailed();
+    }
+    const statement = (sql: string) => this.#statement(sql);
+    if (options.idempotency !== undefined && !holdsKey(statement, options.idempotency.held)) throw idempotencyKeyInUse();
     const row = this.#statement(UPDATE_ACCOUNT[column]).get(value, new Date().toISOString(), accountId);
     if (row === undefined) {
       throw accountGone();
     }
-    return toAccount(row as Row);
+    const updated = toAccount(row as Row);
+    if (options.idempotency !== undefined) completeKey(statement, options.idempotency.held, options.idempotency.answer(updated));
+    return updated;
   }
 
-  updateName(accountId: number, name: string): Promise<Account> {
-    return this.#queueUpdate(accountId, 'name', name);
+  updateName(accountId: number, name: string, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#queueUpdate(accountId, 'name', name, options);
   }
 
-  updateTimezone(accountId: number, timezone: string): Promise<Account> {
-    return this.#queueUpdate(accountId, 'timezone', timezone);
+  updateTimezone(accountId: number, timezone: string, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#queueUpdate(accountId, 'timezone', timezone, options);
   }
 
   /** Group commit (write-queue.ts): answered once the batch holding this update is committed. */
-  #queueUpdate(accountId: number, column: 'name' | 'timezone', value: string): Promise<Account> {
-    return new Promise((succeed, fail) => this.#writes.add({ accountId, column, value, deadline: 0, succeed, fail }));
+  #queueUpdate(accountId: number, column: 'name' | 'timezone', value: string, options: AccountUpdateOptions | undefined): Promise<Account> {
+    return new Promise((succeed, fail) => this.#writes.add({ accountId, column, value, options, deadline: 0, succeed, fail }));
+  }
+
+  claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
+    return this.#run(() => {
+      try {
+        return this.#transaction(() => claimKey((sql) => this.#statement(sql), claim, Date.now()));
+      } catch (error) {
+        if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_FOREIGNKEY) throw accountGone();
+        throw error;
+      }
+    });
+  }
+
+  completeIdempotencyKey(held: HeldIdempotencyKey, answer: StoredAnswer): Promise<boolean> {
+    return this.#run(() => completeKey((sql) => this.#statement(sql), held, answer));
+  }
+
+  releaseIdempotencyKey(held: HeldIdempotencyKey): Promise<void> {
+    return this.#run(() => releaseKey((sql) => this.#statement(sql), held));
+  }
+
+  pruneIdempotencyKeys(): Promise<number> {
+    return this.#run(() => pruneKeys((sql) => this.#statement(sql), Date.now()));
   }
 
   /** One transaction for the whole batch; throws (rolled back, nobody answered) when it cannot be committed. */
@@ -336,7 +388,7 @@ export class SqliteStore implements Store {
           return undefined;
         }
         try {
-          return this.#updateAccount(write.accountId, write.column, write.value);
+          return this.#updateAccount(write.accountId, write.column, write.value, write.options);
         } catch (error) {
           // A deleted account fails its own update only; anything from the engine fails the batch (rolled back).
           if (!(error instanceof DomainError)) throw error;
