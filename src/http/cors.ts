@@ -11,8 +11,18 @@ export interface CorsOptions {
 const ALLOWED = {
   credentials: true,
   methods: ['GET', 'POST'], // HEAD is always allowed (a CORS-safelisted method)
-  allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-  exposedHeaders: ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'ETag', 'Deprecation', 'Link'],
+  allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Idempotency-Key'],
+  exposedHeaders: [
+    'X-Request-Id',
+    'RateLimit-Limit',
+    'RateLimit-Remaining',
+    'RateLimit-Reset',
+    'Retry-After',
+    'ETag',
+    'Deprecation',
+    'Link',
+    'Idempotent-Replayed',
+  ],
   maxAge: 600,
 } satisfies FastifyCorsOptions;
 

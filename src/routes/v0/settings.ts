@@ -4,9 +4,23 @@ import type { FastifyInstance } from 'fastify';
 import { checkTimezone } from '../../domain/timezone-choice.ts';
 import type { TimezoneCatalog } from '../../domain/timezones.ts';
 import { success } from '../../http/envelope.ts';
-import { bodilessOf, BODY_MEDIA_TYPES, bodyOf, documentedHeaders, failuresFor, PREMIUM_SECURITY, successOf } from '../../http/schemas.ts';
+import {
+  bodilessOf,
+  BODY_MEDIA_TYPES,
+  bodyOf,
+  CONDITIONAL_READ_HEADERS,
+  CONDITIONAL_WRITE_HEADERS,
+  documentedHeaders,
+  failuresFor,
+  PREMIUM_SECURITY,
+  successOf,
+  withReplayedAnswers,
+} from '../../http/schemas.ts';
 import { precompress, sendPrecompressed } from '../../http/compression.ts';
-import type { Store } from '../../store/store.ts';
+import { answerAccountWrite } from '../../http/account-writes.ts';
+import { answerConditionally } from '../../http/conditional.ts';
+import { idempotentWrites } from '../../http/idempotency.ts';
+import type { Account, Store } from '../../store/store.ts';
 
 export interface SettingsRoutesOptions {
   readonly store: Store;
@@ -15,8 +29,13 @@ export interface SettingsRoutesOptions {
 
 const TIMEZONES_DESCRIPTION = 'Data is a list of valid timezones.';
 
+function settingsView(account: Account) {
+  return { timezone: account.timezone };
+}
+
 export async function settingsRoutes(app: FastifyInstance, options: SettingsRoutesOptions) {
   const { store, timezones } = options;
+  const idempotency = idempotentWrites({ store });
 
   // The list changes only with a new build, so its body (already UTF-8, ~9 KB) and validator are computed once.
   // Compressed once too (gzip 9 KB -> 2 KB), for clients that ask for it.
@@ -29,12 +48,19 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
     schema: {
       operationId: 'getSettings',
       summary: "Read the caller's settings",
-      description: "Answers with the caller's timezone.",
+      description:
+        "Answers with the caller's timezone, and its ETag: sent back in If-None-Match it gets a bodiless 304 while the settings are " +
+        'unchanged, and in If-Match of POST /settings a write only over this version.',
       tags: ['Settings'],
       security: PREMIUM_SECURITY,
-      response: { 200: successOf('SettingsEnvelope', "The caller's settings"), ...failuresFor({ premium: true, body: false }) },
+      ...CONDITIONAL_READ_HEADERS,
+      response: {
+        200: successOf('SettingsEnvelope', "The caller's settings, and the ETag naming this version of them", ['ETag']),
+        304: bodilessOf(304, 'Not modified: the settings are as If-None-Match names them', ['ETag']),
+        ...failuresFor({ premium: true, body: false }),
+      },
     },
-    handler: async (request) => success({ timezone: request.caller!.timezone }),
+    handler: async (request, reply) => answerConditionally(request, reply, settingsView(request.caller!)),
   });
 
   app.get('/settings/timezones', {
@@ -67,20 +93,29 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
 
   app.post<{ Body: { timezone: string } }>('/settings', {
     config: { access: 'premium' },
+    preHandler: idempotency.claim,
+    onSend: idempotency.settle,
     schema: {
       operationId: 'updateSettings',
       summary: "Change the caller's timezone",
-      description: 'The timezone must be exactly a name from GET /settings/timezones (case-sensitive); a wrong one answers 400 invalid_timezone with suggestions.',
+      description:
+        'The timezone must be exactly a name from GET /settings/timezones (case-sensitive); a wrong one answers 400 invalid_timezone with suggestions. ' +
+        'With If-Match, only over that version of the settings (else 412); with an Idempotency-Key, at most once (a repeat gets the first answer again).',
       tags: ['Settings'],
       security: PREMIUM_SECURITY,
       consumes: BODY_MEDIA_TYPES,
       body: bodyOf({ timezone: { description: 'A timezone from GET /settings/timezones (case-sensitive)', example: 'Europe/Kyiv' } }),
-      response: { 200: successOf('SettingsEnvelope', 'The settings as changed'), ...failuresFor({ premium: true, body: true, updatesAccount: true }) },
+      ...CONDITIONAL_WRITE_HEADERS,
+      response: withReplayedAnswers({
+        200: successOf('SettingsEnvelope', 'The settings as changed, and the ETag naming this version of them', ['ETag']),
+        ...failuresFor({ premium: true, body: true, updatesAccount: true, conditionalWrite: true }),
+      }),
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const timezone = checkTimezone(timezones, request.body.timezone);
-      const account = await store.updateTimezone(request.caller!.id, timezone);
-      return success({ timezone: account.timezone });
+      return answerAccountWrite(request, reply, idempotency, settingsView, (conditions) =>
+        store.updateTimezone(request.caller!.id, timezone, conditions),
+      );
     },
   });
 }

@@ -1,0 +1,51 @@
+// Conditional requests on the caller's account: the ETag a GET answers with, its 304, and the If-Match a POST is checked against.
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { success, type SuccessEnvelope } from './envelope.ts';
+import { matchesEtag } from './etag.ts';
+
+/**
+ * A strong validator of an answer's data: it changes exactly when the data would, and names the same data alike on every
+ * instance. Strong, because If-Match compares strongly (RFC 9110 §13.1.1) and these answers are never sent compressed.
+ */
+export function entityTag(data: unknown): string {
+  return `"${createHash('sha256').update(JSON.stringify(data)).digest('base64url').slice(0, 27)}"`;
+}
+
+/** One element of a list: empty, or an entity-tag (optional W/, then a quoted opaque tag, which may itself hold commas). */
+const LIST_ELEMENT = String.raw`[ \t]*(?:(W\/)?"([\x21\x23-\x7e\x80-\xff]*)")?[ \t]*(?:,|$)`;
+
+/** The entity-tags of an If-Match list, or null when the field is not one (RFC 9110 §13.1.1 and §5.6.1). */
+function parseTags(field: string): { readonly weak: boolean; readonly opaque: string }[] | null {
+  const tags: { weak: boolean; opaque: string }[] = [];
+  const element = new RegExp(LIST_ELEMENT, 'y');
+  while (element.lastIndex < field.length) {
+    const start = element.lastIndex;
+    const match = element.exec(field);
+    if (match === null || element.lastIndex === start) return null;
+    if (match[2] !== undefined) tags.push({ weak: match[1] !== undefined, opaque: match[2] });
+  }
+  return tags.length > 0 ? tags : null;
+}
+
+/**
+ * Whether If-Match lets a write go ahead over the current version: `*` always (the account exists, or the write fails anyway),
+ * else when it names the current tag by strong comparison; a weak tag never matches. A field that is neither `*` nor a list
+ * of entity-tags names no version, so it never matches either: the write is refused (412), never made blindly.
+ */
+export function ifMatchHolds(ifMatch: string, currentTag: string): boolean {
+  if (ifMatch.trim() === '*') return true;
+  const current = currentTag.slice(1, -1);
+  return parseTags(ifMatch)?.some((tag) => !tag.weak && tag.opaque === current) ?? false;
+}
+
+/**
+ * Answers a GET with `data` and its ETag, or a bodiless 304 when If-None-Match names it. no-cache: a client may keep the
+ * answer but revalidates it (which costs a 304); private: it is the caller's own.
+ */
+export function answerConditionally<T>(request: FastifyRequest, reply: FastifyReply, data: T): SuccessEnvelope<T> | FastifyReply {
+  const tag = entityTag(data);
+  reply.header('ETag', tag).header('Cache-Control', 'private, no-cache');
+  if (matchesEtag(request.headers['if-none-match'], tag)) return reply.code(304).send();
+  return success(data);
+}
