@@ -197,3 +197,84 @@ for (const engine of ENGINES) {
     });
   });
 }
+
+/** Two instances sharing one PostgreSQL: a key claimed through one holds for the other, and its answer is replayed by both. */
+function describeTwoInstances(): void {
+  const { after, before, describe, test } = requiring(postgresSkip);
+  describe('Idempotency-Key on two instances sharing PostgreSQL', () => {
+    let database: TestDatabase;
+    let workspace: Workspace;
+    let instances: [ServerProcess, ServerProcess];
+
+    before(async () => {
+      database = await createTestDatabase();
+      workspace = createWorkspace({ DATABASE_URL: database.url });
+      instances = (await Promise.all([startServer(workspace), startServer(workspace)])) as [ServerProcess, ServerProcess];
+    });
+
+    after(async () => {
+      await Promise.all(instances.map((instance) => instance.stop()));
+      await database.drop();
+      workspace.cleanup();
+    });
+
+    test('while a request runs on one instance, its key is 409 on the other; then both replay its answer', async () => {
+      const judy = await createAccount(workspace, 'judy', { name: 'Judy' });
+      const [one, two] = instances;
+      const key = randomUUID();
+      // Holds the account's row as a slow writer would, so the first request claims its key and then waits to write.
+      const blocker = new pg.Client({ connectionString: database.url });
+      await blocker.connect();
+      try {
+        await blocker.query('BEGIN');
+        await blocker.query("SELECT id FROM accounts WHERE username = 'judy' FOR NO KEY UPDATE");
+        const running = post(one, '/user', judy, key, { form: { name: 'Judy Once' } });
+        const claimed = async () =>
+          (await database.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key])).rows[0].n === 1;
+        for (let waited = 0; !(await claimed()); waited += 20) {
+          assert.ok(waited < 5000, 'the first request never claimed its key');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        assertFailure(await post(two, '/user', judy, key, { form: { name: 'Judy Once' } }), 409, 'idempotency_key_in_use', 'the other instance');
+        await blocker.query('COMMIT');
+        const first = await running;
+        assert.equal(first.status, 200, first.text);
+        assertReplayOf(await post(two, '/user', judy, key, { form: { name: 'Judy Once' } }), first, 'through the other instance');
+        assertReplayOf(await post(one, '/user', judy, key, { form: { name: 'Judy Once' } }), first, 'through the same instance');
+      } finally {
+        await blocker.query('ROLLBACK').catch(() => undefined);
+        await blocker.end();
+      }
+    });
+
+    test('concurrent requests with one key spread over both instances: exactly one runs', async () => {
+      const ken = await createAccount(workspace, 'ken', { timezone: 'UTC' });
+      const key = randomUUID();
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, index) => post(instances[index % 2]!, '/settings', ken, key, { form: { timezone: 'Asia/Seoul' } })),
+      );
+      const ran = results.filter((result) => result.status === 200 && result.headers.get('idempotent-replayed') === null);
+      assert.equal(ran.length, 1, `${ran.length} requests ran: ${results.map((result) => result.status).join(', ')}`);
+      for (const result of results) {
+        if (result === ran[0]) continue;
+        if (result.status === 409) assertFailure(result, 409, 'idempotency_key_in_use', 'a concurrent request');
+        else assertReplayOf(result, ran[0]!, 'a later request');
+      }
+    });
+
+    test('If-Match through both instances at once: exactly one write over the version both read', async () => {
+      const leo = await createAccount(workspace, 'leo', { name: 'Leo' });
+      const etag = (await call('GET', `${instances[0].api}/user`, { auth: leo })).headers.get('etag')!;
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, index) =>
+          post(instances[index % 2]!, '/user', leo, undefined, { form: { name: `Leo ${index}` }, headers: { 'if-match': etag } }),
+        ),
+      );
+      const statuses = results.map((result) => result.status);
+      assert.equal(statuses.filter((status) => status === 200).length, 1, `statuses: ${statuses.join(', ')}`);
+      assert.equal(statuses.filter((status) => status === 412).length, 7, `statuses: ${statuses.join(', ')}`);
+    });
+  });
+}
+
+describeTwoInstances();
