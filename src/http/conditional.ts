@@ -40,12 +40,12 @@ export function ifMatchHolds(ifMatch: string, currentTag: string): boolean {
 }
 
 /**
- * Answers a GET with `data` and its ETag, or a bodiless 304 when If-None-Match names it. no-cache: a client may keep the
- * answer but revalidates it (which costs a 304); private: it is the caller's own.
+ * Answers a GET with `data` and its ETag, or a bodiless 304 when If-None-Match names it. Cache-Control stays no-store (the
+ * answer is account data, which no shared or browser cache should keep): the client that keeps it keeps its ETag too.
  */
 export function answerConditionally<T>(request: FastifyRequest, reply: FastifyReply, data: T): SuccessEnvelope<T> | FastifyReply {
   const tag = entityTag(data);
-  reply.header('ETag', tag).header('Cache-Control', 'private, no-cache');
+  reply.header('ETag', tag);
   if (matchesEtag(request.headers['if-none-match'], tag)) return reply.code(304).send();
   return success(data);
 }

@@ -54,7 +54,7 @@ for (const engine of ENGINES) {
       ] as const) {
         const first = await get(path, alice);
         const etag = etagOf(first, `GET ${path}`);
-        assert.equal(first.headers.get('cache-control'), 'private, no-cache', `GET ${path}: the client may keep it but must revalidate`);
+        assert.equal(first.headers.get('cache-control'), 'no-store', `GET ${path}: account data is kept by no cache but the client's`);
         const unchanged = await get(path, alice, { 'if-none-match': etag });
         assert.equal(unchanged.status, 304, `GET ${path} with its own ETag: ${unchanged.status} ${unchanged.text}`);
         assert.equal(unchanged.text, '', 'a 304 has no body');
