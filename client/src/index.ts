@@ -18,4 +18,6 @@ export type {
   UpdateSettings,
   UpdateUser,
   User,
+  WithEtag,
+  WriteOptions,
 } from './types.ts';
