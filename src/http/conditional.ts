@@ -1,6 +1,7 @@
 // Conditional requests on the caller's account: the ETag a GET answers with, its 304, and the If-Match a POST is checked against.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Account } from '../store/store.ts';
 import { success, type SuccessEnvelope } from './envelope.ts';
 import { matchesEtag } from './etag.ts';
 
@@ -10,6 +11,30 @@ import { matchesEtag } from './etag.ts';
  */
 export function entityTag(data: unknown): string {
   return `"${createHash('sha256').update(JSON.stringify(data)).digest('base64url').slice(0, 27)}"`;
+}
+
+/** An answer's data and the ETag naming it. */
+export interface Tagged<T> {
+  readonly data: T;
+  readonly etag: string;
+}
+
+/**
+ * One view of accounts (what GET /user shows, say) with its ETag. The tag is remembered per Account object: accounts are
+ * immutable values, and the credential cache hands the same object to every request until the account changes, so a GET
+ * hashes an account once rather than on every request.
+ */
+export function taggedView<T>(view: (account: Account) => T): (account: Account) => Tagged<T> {
+  const tags = new WeakMap<Account, string>();
+  return (account) => {
+    const data = view(account);
+    let etag = tags.get(account);
+    if (etag === undefined) {
+      etag = entityTag(data);
+      tags.set(account, etag);
+    }
+    return { data, etag };
+  };
 }
 
 /** One element of a list: empty, or an entity-tag (optional W/, then a quoted opaque tag, which may itself hold commas). */
@@ -43,9 +68,8 @@ export function ifMatchHolds(ifMatch: string, currentTag: string): boolean {
  * Answers a GET with `data` and its ETag, or a bodiless 304 when If-None-Match names it. Cache-Control stays no-store (the
  * answer is account data, which no shared or browser cache should keep): the client that keeps it keeps its ETag too.
  */
-export function answerConditionally<T>(request: FastifyRequest, reply: FastifyReply, data: T): SuccessEnvelope<T> | FastifyReply {
-  const tag = entityTag(data);
-  reply.header('ETag', tag);
-  if (matchesEtag(request.headers['if-none-match'], tag)) return reply.code(304).send();
-  return success(data);
+export function answerConditionally<T>(request: FastifyRequest, reply: FastifyReply, answer: Tagged<T>): SuccessEnvelope<T> | FastifyReply {
+  reply.header('ETag', answer.etag);
+  if (matchesEtag(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
+  return success(answer.data);
 }

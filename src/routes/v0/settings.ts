@@ -18,7 +18,7 @@ import {
 } from '../../http/schemas.ts';
 import { precompress, sendPrecompressed } from '../../http/compression.ts';
 import { answerAccountWrite } from '../../http/account-writes.ts';
-import { answerConditionally } from '../../http/conditional.ts';
+import { answerConditionally, taggedView } from '../../http/conditional.ts';
 import { idempotentWrites } from '../../http/idempotency.ts';
 import type { Account, Store } from '../../store/store.ts';
 
@@ -36,6 +36,7 @@ function settingsView(account: Account) {
 export async function settingsRoutes(app: FastifyInstance, options: SettingsRoutesOptions) {
   const { store, timezones } = options;
   const idempotency = idempotentWrites({ store });
+  const taggedSettings = taggedView(settingsView);
 
   // The list changes only with a new build, so its body (already UTF-8, ~9 KB) and validator are computed once.
   // Compressed once too (gzip 9 KB -> 2 KB), for clients that ask for it.
@@ -60,7 +61,7 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
         ...failuresFor({ premium: true, body: false }),
       },
     },
-    handler: async (request, reply) => answerConditionally(request, reply, settingsView(request.caller!)),
+    handler: async (request, reply) => answerConditionally(request, reply, taggedSettings(request.caller!)),
   });
 
   app.get('/settings/timezones', {
@@ -113,7 +114,7 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
     },
     handler: async (request, reply) => {
       const timezone = checkTimezone(timezones, request.body.timezone);
-      return answerAccountWrite(request, reply, idempotency, settingsView, (conditions) =>
+      return answerAccountWrite(request, reply, idempotency, taggedSettings, (conditions) =>
         store.updateTimezone(request.caller!.id, timezone, conditions),
       );
     },

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkDisplayName, DISPLAY_NAME_MAX_LENGTH } from '../../domain/names.ts';
 import { answerAccountWrite } from '../../http/account-writes.ts';
-import { answerConditionally } from '../../http/conditional.ts';
+import { answerConditionally, taggedView } from '../../http/conditional.ts';
 import { idempotentWrites } from '../../http/idempotency.ts';
 import {
   bodilessOf,
@@ -31,6 +31,7 @@ function userView(account: Account) {
 export async function userRoutes(app: FastifyInstance, options: UserRoutesOptions) {
   const { store } = options;
   const idempotency = idempotentWrites({ store });
+  const taggedUser = taggedView(userView);
   const successor = `<${options.apiPrefix}/user>; rel="successor-version"`;
 
   // An example in the spec calls POST /account: it is served as an alias that tells clients where to move.
@@ -70,7 +71,7 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
         ),
         ...CONDITIONAL_READ_HEADERS,
       },
-      handler: async (request, reply) => answerConditionally(request, reply, userView(request.caller!)),
+      handler: async (request, reply) => answerConditionally(request, reply, taggedUser(request.caller!)),
     });
 
     app.post<{ Body: { name: string } }>(path, {
@@ -103,7 +104,7 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
       },
       handler: async (request, reply) => {
         const name = checkDisplayName(request.body.name);
-        return answerAccountWrite(request, reply, idempotency, userView, (conditions) => store.updateName(request.caller!.id, name, conditions));
+        return answerAccountWrite(request, reply, idempotency, taggedUser, (conditions) => store.updateName(request.caller!.id, name, conditions));
       },
     });
   }

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { entityTag, ifMatchHolds } from '../../../src/http/conditional.ts';
+import { entityTag, ifMatchHolds, taggedView } from '../../../src/http/conditional.ts';
+import type { Account } from '../../../src/store/store.ts';
 
 const CURRENT = entityTag({ timezone: 'UTC' });
 
@@ -12,6 +13,26 @@ describe('entityTag', () => {
     assert.equal(entityTag({ timezone: 'UTC' }), CURRENT);
     assert.notEqual(entityTag({ timezone: 'Asia/Tokyo' }), CURRENT);
     assert.notEqual(entityTag({ timezone: 'UTC', name: 'x' }), CURRENT);
+  });
+});
+
+describe('taggedView', () => {
+  const account: Account = { id: 1, username: 'alice', name: 'Alice', timezone: 'UTC', premium: true, createdAt: '2026-01-01T00:00:00.000Z' };
+
+  test("tags the view's data as entityTag does, and a changed account (a new object) anew", () => {
+    const tagged = taggedView((a: Account) => ({ timezone: a.timezone }));
+    assert.deepEqual(tagged(account), { data: { timezone: 'UTC' }, etag: CURRENT });
+    assert.equal(tagged({ ...account, timezone: 'Asia/Tokyo' }).etag, entityTag({ timezone: 'Asia/Tokyo' }));
+    assert.equal(tagged({ ...account, name: 'Someone else' }).etag, CURRENT, 'a change the view does not show changed its tag');
+  });
+
+  test('hashes an account object once, however many requests it answers', () => {
+    let views = 0;
+    const tagged = taggedView((a: Account) => ({ name: a.name, get counted() { return ++views; } }));
+    tagged(account);
+    tagged(account);
+    tagged(account);
+    assert.equal(views, 1, 'the data was serialised for hashing more than once');
   });
 });
 
