@@ -2,18 +2,16 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config, TrustedProxies } from './config.ts';
 import type { TimezoneCatalog } from './domain/timezones.ts';
-import { authenticate } from './http/authenticate.ts';
 import { cors } from './http/cors.ts';
-import { metricsEndpoint, type Metrics } from './http/metrics.ts';
-import { requestIdFor, requestIds } from './http/request-id.ts';
-import { answerRecords, recordAnswer } from './http/answer-records.ts';
+import { METRICS_PATH, metricsEndpoint, type Metrics } from './http/metrics.ts';
+import { requestIdFor } from './http/request-id.ts';
+import { recordAnswer } from './http/answer-records.ts';
 import { loggingOptions } from './http/request-log.ts';
-import { everyAnswerHeaders, securityHeaders } from './http/security-headers.ts';
+import { everyAnswerHeaders } from './http/security-headers.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { connectionOptions } from './http/connection-limits.ts';
-import { drainOnClose } from './http/drain-on-close.ts';
-import { requestFraming } from './http/request-framing.ts';
-import { shedOverload } from './http/overload.ts';
+import { authenticator } from './http/authenticate.ts';
+import { factsOf, pipeline, type AuthenticationStep } from './http/pipeline.ts';
 import { failureResponses, sendFailure } from './http/failure-responses.ts';
 import { requestBodies } from './http/request-bodies.ts';
 import { helloRoutes } from './routes/v0/hello.ts';
@@ -25,6 +23,13 @@ import { healthRoutes } from './routes/health.ts';
 import { rateLimits } from './http/rate-limits.ts';
 import type { Redis } from 'ioredis';
 import type { Store } from './store/store.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Writes the log lines still buffered, synchronously (request-log.ts): before an exit, and after a fatal error. */
+    flushLogs(): void;
+  }
+}
 
 export interface AppDependencies {
   readonly config: Config;
@@ -46,15 +51,16 @@ function fastifyTrustProxy(trusted: TrustedProxies): false | string[] | ((addres
 }
 
 export function buildApp({ config, store, timezones, redis, metrics }: AppDependencies): FastifyInstance {
-  // Built once, set by securityHeaders on every answer that runs hooks, and by hand on those that do not (a URL the router
+  // Built once, set by the pipeline on every answer that runs hooks, and by hand on those that do not (a URL the router
   // cannot decode, raw HTTP that never became a request).
   const answerHeaders = everyAnswerHeaders(
     { hstsMaxAgeSeconds: config.hstsMaxAgeSeconds },
     config.environment === 'sandbox' ? { 'X-Environment': 'sandbox' } : {},
   );
+  // One line per answer (answer-records.ts) instead of Fastify's two, which would also log the query string.
+  const { flush: flushLogs, ...logging } = loggingOptions(config.logLevel);
   const app = Fastify({
-    // One line per answer (answerRecords) instead of Fastify's two, which would also log the query string.
-    ...loggingOptions(config.logLevel),
+    ...logging,
     requestIdHeader: false,
     genReqId: (request) => requestIdFor(request.headers['x-request-id']),
     bodyLimit: config.bodyLimitBytes,
@@ -65,7 +71,7 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     frameworkErrors: (error, request, reply) => {
       reply.headers(answerHeaders);
-      reply.raw.once('close', () => recordAnswer(request, reply, metrics));
+      reply.raw.once('close', () => recordAnswer(request, reply, factsOf(request, metrics), metrics));
       sendFailure(error, request, reply);
     },
     ...connectionOptions(config.connections),
@@ -77,31 +83,41 @@ export function buildApp({ config, store, timezones, redis, metrics }: AppDepend
   // Node takes this only as a property: connections past it are closed as soon as they are accepted.
   app.server.maxConnections = config.connections.maxConnections;
 
+  app.decorate('flushLogs', flushLogs);
+  // Lines still buffered are written before the process goes (serve.ts also flushes on exit and on a fatal error).
+  app.addHook('onClose', (_app, done) => {
+    flushLogs();
+    done();
+  });
+
   app.register(failureResponses, { apiPrefix: config.apiPrefix });
-  app.register(requestIds);
-  app.register(answerRecords, { metrics });
   app.register(metricsEndpoint, { metrics, token: config.metrics.token });
-  app.register(securityHeaders, { headers: answerHeaders });
+  // Its own onRequest hook (only with CORS_ORIGINS), before the pipeline's: a refusal must carry the CORS headers too.
   app.register(cors, { origins: config.corsOrigins });
-  // Before body limits, rate limits and authentication: a closing or overloaded server refuses before spending work.
-  app.register(drainOnClose, { retryAfterSeconds: 1 });
-  app.register(requestFraming, { versions: ['1.1'] });
-  if (config.maxEventLoopDelayMs > 0) {
-    app.register(shedOverload, { maxEventLoopDelayMs: config.maxEventLoopDelayMs, exemptRoutes: ['/healthz', '/metrics'], retryAfterSeconds: 2 });
-  }
   app.register(requestBodies, { parameters: config.parameters });
   app.register(rateLimits, {
     settings: config.rateLimits,
     redis,
     keyPrefix: config.redis?.keyPrefix ?? '',
     onRejected: (budget) => metrics.rateLimited(budget),
+    addressIsConnection: config.trustProxy === false,
   });
-  app.register(authenticate, {
-    store,
-    environment: config.environment,
-    realm: config.environment === 'sandbox' ? 'account-api sandbox' : 'account-api',
-    touchIntervalMs: config.keyTouchIntervalMs,
-    onFailure: (reason) => metrics.authFailed(reason),
+  // Every per-request step, in order: src/http/pipeline.ts.
+  app.register(pipeline, {
+    answerHeaders,
+    metrics,
+    authentication: (rateBudgets) =>
+      authenticator(rateBudgets, {
+        store,
+        environment: config.environment,
+        realm: config.environment === 'sandbox' ? 'account-api sandbox' : 'account-api',
+        touchIntervalMs: config.keyTouchIntervalMs,
+        onFailure: (reason) => metrics.authFailed(reason),
+      }) as AuthenticationStep,
+    accessOf: (routeConfig) => routeConfig?.access,
+    maxEventLoopDelayMs: config.maxEventLoopDelayMs,
+    alwaysServed: ['/healthz', METRICS_PATH],
+    hostRequiredFor: ['1.1'],
   });
 
   // Before the routes: the document is built from each route's schema as it is added.

@@ -35,12 +35,15 @@ export interface Config {
   readonly trustProxy: TrustedProxies;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly keyTouchIntervalMs: number;
+  /** Audit entries older than this many days are deleted by serve, in the background. */
+  readonly auditRetentionDays: number;
   readonly apiPrefix: string;
   /** Where the sandbox answers, for the live server's OpenAPI document; null lists none. */
   readonly sandboxUrl: string | null;
   /** This build's version, from package.json. */
   readonly version: string;
   readonly metrics: MetricsSettings;
+  readonly admin: AdminSettings;
   /** Origins allowed to call the API from a browser; empty: CORS is off (no Access-Control-* header at all). */
   readonly corsOrigins: readonly string[];
   /** Strict-Transport-Security max-age in seconds; null: no HSTS header (TLS is the proxy's, which may send its own). */
@@ -53,6 +56,16 @@ export interface MetricsSettings {
   readonly host: string;
   /** Bearer token for GET /metrics on the public port; null: /metrics is not served there (404). */
   readonly token: string | null;
+}
+
+/** The admin API's listener (docs/operations.md, "The admin API"). */
+export interface AdminSettings {
+  /** Its port; null: no admin listener at all (ADMIN_PORT unset). */
+  readonly port: number | null;
+  /** Loopback unless the operator says otherwise: the admin API changes every account. */
+  readonly host: string;
+  /** Requests per admin token per rate-limit window; 0 turns the limit off. */
+  readonly perToken: number;
 }
 
 export interface PostgresSettings {
@@ -278,6 +291,15 @@ function checkWorkers(config: Config): Config {
   return config;
 }
 
+/** The admin API never shares the public port (nor the metrics one): a second listener, or none. */
+function checkAdminPort(config: Config): Config {
+  const { port } = config.admin;
+  if (port === null || port === 0) return config;
+  if (port === config.port) throw new ConfigError(`ADMIN_PORT must differ from the public port (${config.port}); the admin API has a listener of its own.`);
+  if (port === config.metrics.port) throw new ConfigError(`ADMIN_PORT must differ from METRICS_PORT (${port}).`);
+  return config;
+}
+
 /** Two in-memory databases are never the same; a live URL this process cannot parse is not its concern. */
 function sameDatabase(database: DatabaseTarget, liveUrl: string, cwd: string): boolean {
   if (database.engine === 'sqlite' && database.path === ':memory:') return false;
@@ -301,7 +323,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
   if (environment === 'sandbox' && sameDatabase(database, env.DATABASE_URL || DEFAULT_DATABASE_URL, cwd)) {
     throw new ConfigError('The sandbox must not share the live database: set SANDBOX_DATABASE_URL (or --database-url) to another database.');
   }
-  return checkWorkers({
+  return checkAdminPort(checkWorkers({
     environment,
     host: flags.host ?? env.HOST ?? '0.0.0.0',
     // The sandbox defaults to its own port so both can run side by side on one machine.
@@ -336,6 +358,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     trustProxy: trustedProxies(env.TRUST_PROXY),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     keyTouchIntervalMs: integer('KEY_TOUCH_INTERVAL_MS', env.KEY_TOUCH_INTERVAL_MS, 60_000, 0, 86_400_000),
+    auditRetentionDays: integer('AUDIT_RETENTION_DAYS', env.AUDIT_RETENTION_DAYS, 365, 1, 36_500),
     apiPrefix: '/api/v0',
     sandboxUrl: env.SANDBOX_URL === '' ? null : (env.SANDBOX_URL ?? 'http://localhost:8081'),
     version: packageVersion,
@@ -344,9 +367,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
       host: env.METRICS_HOST || '127.0.0.1',
       token: metricsToken(env.METRICS_TOKEN),
     },
+    admin: {
+      port: env.ADMIN_PORT ? integer('ADMIN_PORT', env.ADMIN_PORT, 0, 0, 65535) : null,
+      host: env.ADMIN_HOST || '127.0.0.1',
+      perToken: integer('ADMIN_RATE_LIMIT_PER_TOKEN', env.ADMIN_RATE_LIMIT_PER_TOKEN, 600, 0, 1_000_000_000),
+    },
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     hstsMaxAgeSeconds: env.HSTS_MAX_AGE ? integer('HSTS_MAX_AGE', env.HSTS_MAX_AGE, 0, 0, 63_072_000) : null,
-  });
+  }));
 }
 
 /** `account-api call`: which server to call, as whom, and how patiently. */

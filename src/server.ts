@@ -1,5 +1,6 @@
 // Starts the HTTP service: configuration -> store -> migrations -> app -> listening socket (PostgreSQL down: migrations later).
 import type { FastifyInstance } from 'fastify';
+import { buildAdminApp } from './admin/admin-app.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { isDomainError } from './domain/errors.ts';
@@ -28,6 +29,10 @@ export interface RunningServer {
   retryStoreNow(): void;
   /** Where the separate metrics listener (METRICS_PORT) answers; null when there is none. */
   readonly metricsUrl: string | null;
+  /** Where the admin API (ADMIN_PORT) answers; null when there is none. */
+  readonly adminUrl: string | null;
+  /** The admin API's app (ADMIN_PORT); null when there is none. */
+  readonly adminApp: FastifyInstance | null;
   readonly metrics: Metrics;
   /** Stops accepting, finishes requests in flight, then closes the store. */
   close(): Promise<void>;
@@ -90,17 +95,29 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     store = connecting ?? engine;
     const redis = config.redis === null ? null : await openRedis(config.redis, startupLog);
     const metrics = createMetrics();
-    const app = buildApp({ config, store, timezones: loadTimezoneCatalog(), redis, metrics });
+    const timezones = loadTimezoneCatalog();
+    const app = buildApp({ config, store, timezones, redis, metrics });
     await app.listen({ port: config.port, host: config.host });
     let metricsListener: MetricsListener | null = null;
-    if (config.metrics.port !== null) {
-      try {
+    // A second listener for the admin API, never the public one's: off unless ADMIN_PORT is set.
+    let adminApp: FastifyInstance | null = null;
+    try {
+      if (config.metrics.port !== null) {
         metricsListener = await listenForMetrics({ registry: metrics.registry, host: config.metrics.host, port: config.metrics.port });
-      } catch (error) {
-        await app.close();
-        throw error;
       }
+      if (config.admin.port !== null) {
+        adminApp = buildAdminApp({ config, store, timezones, redis, metrics });
+        await adminApp.listen({ port: config.admin.port, host: config.admin.host });
+      }
+    } catch (error) {
+      await adminApp?.close();
+      await metricsListener?.close();
+      await app.close();
+      throw error;
     }
+    const adminAddress = adminApp?.server.address();
+    const adminUrl =
+      adminApp === null ? null : serverUrl(config.admin.host, typeof adminAddress === 'object' && adminAddress !== null ? adminAddress.port : config.admin.port!);
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;
     const url = serverUrl(config.host, port);
@@ -117,10 +134,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       storeReady,
       retryStoreNow: () => connecting?.retryNow(),
       metricsUrl: metricsListener?.url ?? null,
+      adminUrl,
+      adminApp,
       metrics,
       close: async () => {
         stopPruning();
-        await app.close();
+        await Promise.all([app.close(), adminApp?.close()]);
         await metricsListener?.close();
         await store.close();
         if (redis !== null) await redis.quit().catch(() => redis.disconnect());

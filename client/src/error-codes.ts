@@ -23,10 +23,13 @@ export type ServerErrorCode =
   | 'malformed_key'
   | 'invalid_credentials'
   | 'key_revoked'
+  | 'key_expired'
   | 'wrong_environment'
+  | 'wrong_credential_kind'
   | 'metrics_token_required'
   // 403
   | 'premium_required'
+  | 'insufficient_scope'
   // 404
   | 'not_found'
   | 'account_not_found'

@@ -1,5 +1,20 @@
-// @account-api/client: the typed client of account-api's /api/v0.
+// @account-api/client: the typed clients of account-api's /api/v0 (AccountApiClient) and /admin/v0 (AdminClient).
 export { AccountApiClient, DEFAULT_USER_AGENT, LIVE_BASE_URL, SANDBOX_BASE_URL, type AccountApiClientOptions } from './client.ts';
+export { AdminClient, type AdminClientOptions } from './admin-client.ts';
+export type {
+  AdminAccount,
+  AdminAccountChange,
+  AdminAuditEntry,
+  AdminDeletedAccount,
+  AdminIssuedKey,
+  AdminKey,
+  AdminRolledKey,
+  AuditRequest,
+  NewAdminAccount,
+  NewAdminKey,
+  Page,
+  PageRequest,
+} from './admin-types.ts';
 export { AccountApiError, type AccountApiErrorInit } from './account-api-error.ts';
 export type { ClientErrorCode, ErrorCode, ServerErrorCode } from './error-codes.ts';
 export type {

@@ -13,8 +13,8 @@ export interface TransportOptions {
 }
 
 export interface Call {
-  readonly method: 'GET' | 'POST';
-  /** Below /api/v0, such as `/user`. */
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Below the API's prefix (/api/v0, or /admin/v0 for AdminClient), such as `/user`; may carry a query string. */
   readonly path: string;
   /** Sent form-encoded, as the specification says POST bodies are. */
   readonly form?: Readonly<Record<string, string>>;

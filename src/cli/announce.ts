@@ -14,6 +14,8 @@ export interface StoreSummary {
 export interface Announcement {
   readonly url: string;
   readonly metricsUrl: string | null;
+  /** Where the admin API answers (ADMIN_PORT); absent or null when it is off. */
+  readonly adminUrl?: string | null;
   /** null while the database is still awaited: announceStore follows once it answers. */
   readonly store: StoreSummary | null;
   /** Shown only when above 1. */
@@ -23,6 +25,7 @@ export interface Announcement {
 export function announce(context: CliContext, config: Config, shown: Announcement): void {
   // Said plainly, whatever LOG_LEVEL is: people and scripts wait for this line.
   if (shown.metricsUrl !== null) context.stderr.write(`metrics at ${shown.metricsUrl}\n`);
+  if (shown.adminUrl != null) context.stderr.write(`admin API at ${shown.adminUrl}/admin/v0 (Authorization: Bearer <admin token>)\n`);
   const workers = shown.workers > 1 ? `, ${shown.workers} workers` : '';
   context.stderr.write(`account-api listening at ${shown.url} (${config.environment}, ${config.database.engine}${workers})\n`);
   if (shown.store === null) {

@@ -16,6 +16,14 @@ export interface CliFlags {
   readonly timezone?: string;
   readonly premium: boolean;
   readonly label?: string;
+  // `keys create` and `keys roll` only: what a key may do, and when it stops.
+  readonly scope?: string;
+  readonly 'expires-in'?: string;
+  readonly 'expires-at'?: string;
+  readonly overlap?: string;
+  // `audit` only: whose entries, from when.
+  readonly user?: string;
+  readonly since?: string;
   readonly port?: string;
   readonly host?: string;
   /** `serve` only: processes sharing the port. */

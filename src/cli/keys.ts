@@ -1,26 +1,44 @@
-// `account-api keys ...`: issue a key (shown once), list an account's keys, revoke one by its id.
-import { issueKey, KEY_ID_PATTERN } from '../domain/api-keys.ts';
-import { DomainError } from '../domain/errors.ts';
-import type { ApiKeyRecord, Store } from '../store/store.ts';
+// `account-api keys ...`: issue a key (shown once), roll it into a successor, list an account's keys, revoke one by its id.
+import { createKey, DEFAULT_OVERLAP, listKeys, MAX_ACTIVE_KEYS, revokeKey, rollKey } from '../operations/keys.ts';
+import type { ApiKeyRecord, AuditActor, Store } from '../store/store.ts';
 import { printJson, printLine, printTable, UsageError, type CliContext } from './cli-context.ts';
 import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
 
 export const KEYS: CommandGroup = {
   name: 'keys',
-  summary: "API keys: issued for an account, shown once (only a hash is stored), listed and revoked by their id.",
+  summary: "API keys: issued for an account, shown once (only a hash is stored), rolled, listed and revoked by their id.",
   commands: [
     {
       words: ['keys', 'create'],
       args: ['username'],
       summary:
-        'Issues an API key for the account and prints it alone on stdout, this once; with --sandbox (or ACCOUNT_API_SANDBOX=1), a sandbox key.',
-      flags: { label: { type: 'string', value: 'LABEL', help: 'a note to tell keys apart (at most 100 characters)' }, ...DATABASE_FLAGS },
-      examples: ['KEY=$(npx account-api keys create alice --label ci-runner)'],
+        'Issues an API key for the account and prints it alone on stdout, this once; with --sandbox (or ACCOUNT_API_SANDBOX=1), a sandbox key. ' +
+        `Scope write (the default) allows every endpoint, read only GET. At most ${MAX_ACTIVE_KEYS} keys per account neither expired nor revoked.`,
+      flags: {
+        label: { type: 'string', value: 'LABEL', help: 'a note to tell keys apart (at most 100 characters)' },
+        scope: { type: 'string', value: 'read|write', help: 'what the key may do: write, every endpoint (default); read, GET only' },
+        'expires-in': { type: 'string', value: 'DURATION', help: 'expires after 90d, 12h or 30m (days, hours, minutes; at most 10 years)' },
+        'expires-at': { type: 'string', value: 'ISO-8601', help: 'expires at this instant, such as 2027-03-01T00:00:00Z (within 10 years)' },
+        ...DATABASE_FLAGS,
+      },
+      examples: ['KEY=$(npx account-api keys create alice --label ci-runner)', 'npx account-api keys create alice --scope read --expires-in 90d'],
+    },
+    {
+      words: ['keys', 'roll'],
+      args: ['key-id'],
+      summary:
+        'Issues a successor with the same owner, label, scope and lifetime, prints it alone on stdout, this once, and sets the old key ' +
+        'to expire when the overlap ends. A revoked or expired key cannot be rolled.',
+      flags: {
+        overlap: { type: 'string', value: 'DURATION', help: `how long the old key keeps working: 24h, 30m, 7d... or 0, not at all (default ${DEFAULT_OVERLAP})` },
+        ...DATABASE_FLAGS,
+      },
+      examples: ['NEW_KEY=$(npx account-api keys roll 3kTqv9ZbW2aX --overlap 1h)'],
     },
     {
       words: ['keys', 'list'],
       args: ['username'],
-      summary: "Lists the account's keys: id, prefix, label, created, last used, revoked; never the secret.",
+      summary: "Lists the account's keys: id, prefix, label, scope, state, created, expires, last used, revoked, and the key each was rolled into; never the secret.",
       flags: DATABASE_FLAGS,
       examples: ['npx account-api keys list alice'],
     },
@@ -34,7 +52,12 @@ export const KEYS: CommandGroup = {
   ],
 };
 
-const LABEL_MAX_LENGTH = 100;
+/** active, expired or revoked, as of now. */
+function stateOf(key: ApiKeyRecord, now = Date.now()): string {
+  if (key.revokedAt !== null) return 'revoked';
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) return 'expired';
+  return 'active';
+}
 
 function keyJson(key: ApiKeyRecord) {
   return {
@@ -42,51 +65,81 @@ function keyJson(key: ApiKeyRecord) {
     username: key.username,
     label: key.label,
     prefix: key.displayPrefix,
+    scope: key.scope,
+    state: stateOf(key),
     created_at: key.createdAt,
+    expires_at: key.expiresAt,
     last_used_at: key.lastUsedAt,
     revoked_at: key.revokedAt,
+    rolled_into: key.rolledInto,
   };
 }
 
-export async function keysCommand(command: string | undefined, context: CliContext, store: Store): Promise<void> {
+function checkKeyIdArgument(keyId: string): void {
+  if (!/^[0-9A-Za-z]{12}$/.test(keyId)) {
+    throw new UsageError(`'${keyId}' is not a key id: a key id is the 12 characters after the prefix, as 'keys list' shows`);
+  }
+}
+
+export async function keysCommand(command: string | undefined, context: CliContext, store: Store, actor: AuditActor): Promise<void> {
+  const environment = context.flags.sandbox ? 'sandbox' : 'live';
   switch (command) {
     case 'create': {
       const [username] = context.args as [string];
-      const label = context.flags.label ?? null;
-      if (label !== null && (label.length > LABEL_MAX_LENGTH || /\p{Cc}/u.test(label))) {
-        throw new DomainError('invalid', 'invalid_label', `A label is at most ${LABEL_MAX_LENGTH} characters, without control characters.`);
-      }
-      const issued = issueKey(context.flags.sandbox ? 'sandbox' : 'live');
-      const record = await store.createKey(username, {
-        keyId: issued.keyId,
-        hash: issued.hash,
-        displayPrefix: issued.displayPrefix,
-        label,
+      const { key, token } = await createKey(store, actor, {
+        username,
+        environment,
+        label: context.flags.label ?? null,
+        scope: context.flags.scope,
+        expiresIn: context.flags['expires-in'],
+        expiresAt: context.flags['expires-at'],
       });
-      if (context.flags.json) return printJson(context, { ...keyJson(record), key: issued.token });
+      if (context.flags.json) return printJson(context, { ...keyJson(key), key: token });
       // The key alone on stdout, so `KEY=$(account-api keys create alice)` works; the advice goes to stderr.
-      printLine(context, issued.token);
-      context.stderr.write(`Key ${record.keyId} for ${record.username}: store it now, it cannot be shown again.\n`);
+      printLine(context, token);
+      const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`;
+      context.stderr.write(`Key ${key.keyId} for ${key.username} (scope ${key.scope}${expiry}): store it now, it cannot be shown again.\n`);
+      return;
+    }
+    case 'roll': {
+      const [keyId] = context.args as [string];
+      checkKeyIdArgument(keyId);
+      const rolled = await rollKey(store, actor, { keyId, environment, overlap: context.flags.overlap });
+      if (context.flags.json) return printJson(context, { ...keyJson(rolled.successor), key: rolled.token, rolled_from: keyJson(rolled.old) });
+      printLine(context, rolled.token);
+      context.stderr.write(
+        `Key ${rolled.successor.keyId} for ${rolled.successor.username} replaces ${rolled.old.keyId}, which expires ${rolled.old.expiresAt}: ` +
+          'store the new key now, it cannot be shown again.\n',
+      );
       return;
     }
     case 'list': {
       const [username] = context.args as [string];
-      const keys = await store.listKeys(username);
-      if (context.flags.json) return printJson(context, keys.map(keyJson));
+      const keys = await listKeys(store, { username });
+      if (context.flags.json) return printJson(context, keys.map((key) => keyJson(key)));
       if (keys.length === 0) return printLine(context, `${username} has no API keys.`);
       printTable(
         context,
-        ['KEY_ID', 'PREFIX', 'LABEL', 'CREATED', 'LAST_USED', 'REVOKED'],
-        keys.map((k) => [k.keyId, k.displayPrefix, k.label ?? '-', k.createdAt, k.lastUsedAt ?? 'never', k.revokedAt ?? '-']),
+        ['KEY_ID', 'PREFIX', 'LABEL', 'SCOPE', 'STATE', 'CREATED', 'EXPIRES', 'LAST_USED', 'REVOKED', 'ROLLED_INTO'],
+        keys.map((k) => [
+          k.keyId,
+          k.displayPrefix,
+          k.label ?? '-',
+          k.scope,
+          stateOf(k),
+          k.createdAt,
+          k.expiresAt ?? 'never',
+          k.lastUsedAt ?? 'never',
+          k.revokedAt ?? '-',
+          k.rolledInto ?? '-',
+        ]),
       );
       return;
     }
     case 'revoke': {
       const [keyId] = context.args as [string];
-      if (!KEY_ID_PATTERN.test(keyId)) {
-        throw new UsageError(`'${keyId}' is not a key id: a key id is the 12 characters after the prefix, as 'keys list' shows`);
-      }
-      const key = await store.revokeKey(keyId);
+      checkKeyIdArgument(keyId);
+      const key = await revokeKey(store, actor, { keyId });
       if (context.flags.json) return printJson(context, keyJson(key));
       return printLine(context, `Revoked key ${key.keyId} of ${key.username}; servers refuse it from now on.`);
     }

@@ -1,8 +1,12 @@
 // The account-api command line: finds the command argv names, opens what it needs (the store, not for `call`), runs it, returns an exit status.
 import packageJson from '../../package.json' with { type: 'json' };
 import { ConfigError, loadConfig } from '../config.ts';
+import { userInfo } from 'node:os';
 import { isDomainError } from '../domain/errors.ts';
+import { cliActor } from '../operations/actor.ts';
 import { openStore } from '../store/open-store.ts';
+import { ADMIN_TOKENS, adminTokensCommand } from './admin-tokens.ts';
+import { AUDIT, auditCommand } from './audit.ts';
 import { BACKUP, backupCommand } from './backup.ts';
 import { CALL, callCommand } from './call.ts';
 import { UsageError, type CliContext, type CliIo } from './cli-context.ts';
@@ -14,7 +18,7 @@ import { SERVE, serveCommand } from './serve.ts';
 import { USERS, usersCommand } from './users.ts';
 
 /** Every command, in the order --help lists them. */
-export const COMMAND_GROUPS: readonly CommandGroup[] = [SERVE, MIGRATE, USERS, KEYS, BACKUP, CALL];
+export const COMMAND_GROUPS: readonly CommandGroup[] = [SERVE, MIGRATE, USERS, KEYS, ADMIN_TOKENS, AUDIT, BACKUP, CALL];
 
 export const OVERVIEW = `account-api ${packageJson.version}: the account API server and the commands that run it.
 
@@ -78,14 +82,25 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       }
       // The other commands bring a fresh database up to date too, so the first `users create` just works.
       await store.migrate();
-      if (group === USERS) await usersCommand(command.words[1], context, store);
-      else await keysCommand(command.words[1], context, store);
+      if (group === AUDIT) await auditCommand(context, store);
+      else if (group === ADMIN_TOKENS) await adminTokensCommand(command.words[1], context, store, cliActor(operatingSystemUser()));
+      else if (group === USERS) await usersCommand(command.words[1], context, store, cliActor(operatingSystemUser()));
+      else await keysCommand(command.words[1], context, store, cliActor(operatingSystemUser()));
       return 0;
     } finally {
       await store.close();
     }
   } catch (error) {
     return reportFailure(error, io, line.flags.json, commandName(command));
+  }
+}
+
+/** Who runs the command, as the audit trail records it; a uid when the system has no name for it (a container's). */
+function operatingSystemUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid-${process.getuid?.() ?? 'unknown'}`;
   }
 }
 

@@ -99,6 +99,10 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
       let closing: Set<Worker> | null = null;
       let drainTimer: NodeJS.Timeout | undefined;
       let port = config.port;
+      // The admin API (ADMIN_PORT) is served by the first slot's worker alone: one process, so one set of per-token budgets
+      // without Redis, and node:cluster still hands its connections over from the primary. Its port once known, for restarts.
+      let adminPort = config.admin.port;
+      let adminUrl: string | null = null;
       const live = () => slots.flatMap((slot) => (slot.worker === null ? [] : [slot.worker]));
 
       const fork = (slot: Slot) => {
@@ -109,9 +113,19 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
         // when none does asks for that port by name (a later --port wins); asking by name while one holds it would collide.
         const pin = config.port === 0 && port !== 0 && !slots.some((each) => each.listening);
         cluster.setupPrimary({ args: [...process.argv.slice(2), ...(pin ? ['--port', String(port)] : [])] });
-        const worker = cluster.fork();
+        // An empty ADMIN_PORT is unset (config.ts): every other worker serves the public port only.
+        const servesAdmin = config.admin.port !== null && slot === slots[0];
+        const worker = cluster.fork({ ADMIN_PORT: servesAdmin ? String(adminPort) : '' });
         slot.worker = worker;
-        worker.once('listening', (address: AddressInfo) => listening(slot, worker, address));
+        // A worker listens on the public port first, then (the first slot's) on the admin port.
+        let listened = 0;
+        worker.on('listening', (address: AddressInfo) => {
+          listened++;
+          if (listened === 1) return listening(slot, worker, address);
+          adminPort = address.port;
+          adminUrl = serverUrl(config.admin.host, address.port);
+          announceWhenReady();
+        });
         // Failing to signal or message a worker that has just died must not bring the primary down with it.
         worker.on('error', (error: Error) => log('warn', { workerPid: worker.process.pid, err: error.message }, 'worker channel error'));
         worker.on('message', (message: unknown) => {
@@ -124,13 +138,18 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
         slot.listening = true;
         port = address.port;
         if (phase === 'serving') log('info', { workerPid: worker.process.pid }, 'worker restarted and listening');
+        announceWhenReady();
+      };
+
+      const announceWhenReady = () => {
         if (phase !== 'starting' || !slots.every((each) => each.listening)) return;
+        if (config.admin.port !== null && adminUrl === null) return;
         phase = 'serving';
         const url = serverUrl(config.host, port);
         const workerPids = live().map((each) => each.process.pid);
         const waitingForDatabase = prepared === null;
         log('info', { url, environment: config.environment, database: config.database.engine, metricsUrl, workerPids, waitingForDatabase }, 'account-api ready');
-        announce(context, config, { url, metricsUrl, store: prepared, workers: config.workers });
+        announce(context, config, { url, metricsUrl, adminUrl, store: prepared, workers: config.workers });
       };
 
       const exited = (slot: Slot, worker: Worker, code: number | null, signal: NodeJS.Signals | null) => {

@@ -3,6 +3,7 @@ import cluster from 'node:cluster';
 import { Server } from 'node:net';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config.ts';
+import { startAuditPruning } from '../operations/audit-pruning.ts';
 import { startServer } from '../server.ts';
 import { announce, announceStore } from './announce.ts';
 import type { CliContext } from './cli-context.ts';
@@ -56,13 +57,28 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
   // A worker answers the primary's requests for its metrics (METRICS_PORT sums them); from the start, so a scrape while it
   // starts is answered (empty) rather than left to time out.
   if (asWorker && config.metrics.port !== null) new AggregatorRegistry();
+  let detachFromProcess = () => {};
   try {
     // A worker's store was migrated (and the sandbox seeded) by the primary; the primary alone serves METRICS_PORT.
     const server = await startServer(asWorker ? { ...config, metrics: { ...config.metrics, port: null } } : config, { prepared: asWorker });
     const { app } = server;
+    // The logger writes asynchronously (request-log.ts): what it still holds is written before any exit, and a fatal error
+    // is logged, written out, and ends the process as Node would have.
+    const flushOnExit = () => app.flushLogs();
+    const fatal = (error: unknown) => {
+      app.log.fatal({ err: error }, 'uncaught error: exiting');
+      app.flushLogs();
+      process.exit(1);
+    };
+    process.once('exit', flushOnExit);
+    process.on('uncaughtException', fatal);
+    detachFromProcess = () => {
+      process.off('exit', flushOnExit);
+      process.off('uncaughtException', fatal);
+    };
     const waitingForDatabase = server.prepared === null;
     app.log.info(
-      { url: server.url, environment: config.environment, database: config.database.engine, metricsUrl: server.metricsUrl, waitingForDatabase },
+      { url: server.url, environment: config.environment, database: config.database.engine, metricsUrl: server.metricsUrl, adminUrl: server.adminUrl, waitingForDatabase },
       'account-api ready',
     );
     if (asWorker) {
@@ -72,16 +88,20 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
         if (message !== STOP_ACCEPTING) return;
         // net.Server's close without a callback: the listener only; connections, and the drain that follows, are untouched.
         Server.prototype.close.call(app.server);
+        if (server.adminApp !== null) Server.prototype.close.call(server.adminApp.server);
         process.send?.(STOPPED_ACCEPTING);
       });
     }
     if (asWorker && config.metrics.port !== null) AggregatorRegistry.setRegistries(server.metrics.registry);
-    if (!asWorker) announce(context, config, { url: server.url, metricsUrl: server.metricsUrl, store: server.prepared, workers: 1 });
+    if (!asWorker) announce(context, config, { url: server.url, metricsUrl: server.metricsUrl, adminUrl: server.adminUrl, store: server.prepared, workers: 1 });
+    // Every serving process prunes (each worker too, whichever restarts): a second DELETE of the same old rows deletes nothing.
+    const stopPruning = startAuditPruning({ store: server.store, retentionDays: config.auditRetentionDays, storeReady: server.storeReady, log: app.log });
 
     return await new Promise<number>((resolve) => {
       let stopping = false;
       const stop = (status: 0 | 1) => {
         stopping = true;
+        stopPruning();
         // A request or an engine that never finishes must not keep the process from exiting.
         const deadline = setTimeout(() => {
           app.log.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown did not finish within SHUTDOWN_TIMEOUT_MS: exiting now');
@@ -127,6 +147,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
       }
     });
   } finally {
+    detachFromProcess();
     // A worker lets go of its channel and ends on its own; a signal arriving meanwhile (the primary's forwarded one, after a
     // terminal's Ctrl-C reached the worker directly) must not kill it before its last log lines are out.
     if (asWorker) signals.handleWith(() => {});

@@ -1,9 +1,8 @@
 // `account-api users ...`: create, list, show, grant or remove Premium, delete accounts.
-import { accountNotFound } from '../store/store-errors.ts';
-import { checkDisplayName, checkUsername } from '../domain/names.ts';
-import { checkTimezone } from '../domain/timezone-choice.ts';
 import { loadTimezoneCatalog } from '../domain/timezones.ts';
-import type { Account, Store } from '../store/store.ts';
+import { createAccount, deleteAccount, findAccount, listAccounts, setPremium } from '../operations/accounts.ts';
+import { listKeys } from '../operations/keys.ts';
+import type { Account, AuditActor, Store } from '../store/store.ts';
 import { printJson, printLine, printTable, UsageError, type CliContext } from './cli-context.ts';
 import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
 
@@ -33,7 +32,7 @@ export const USERS: CommandGroup = {
     {
       words: ['users', 'show'],
       args: ['username'],
-      summary: 'Shows one account and how many API keys it has that are not revoked.',
+      summary: 'Shows one account and how many API keys it has that are neither revoked nor expired.',
       flags: DATABASE_FLAGS,
       examples: ['npx account-api users show alice'],
     },
@@ -69,21 +68,23 @@ function describe(account: Account): string {
   return `${account.username} (user_id ${account.id}, ${account.premium ? 'Premium' : 'not Premium'}, name ${JSON.stringify(account.name)}, timezone ${account.timezone})`;
 }
 
-export async function usersCommand(command: string | undefined, context: CliContext, store: Store): Promise<void> {
+export async function usersCommand(command: string | undefined, context: CliContext, store: Store, actor: AuditActor): Promise<void> {
   switch (command) {
     case 'create': {
       const [username] = context.args as [string];
-      checkUsername(username);
-      const name = checkDisplayName(context.flags.name ?? username, 'name');
-      const timezone = checkTimezone(loadTimezoneCatalog(), context.flags.timezone ?? 'UTC', 'timezone');
-      const account = await store.createAccount({ username, name, timezone, premium: context.flags.premium });
+      const account = await createAccount(store, actor, loadTimezoneCatalog(), {
+        username,
+        name: context.flags.name,
+        timezone: context.flags.timezone,
+        premium: context.flags.premium,
+      });
       if (context.flags.json) return printJson(context, accountJson(account));
       printLine(context, `Created ${describe(account)}.`);
       printLine(context, `Give it an API key with: npx account-api keys create ${account.username}${context.flags.sandbox ? ' --sandbox' : ''}`);
       return;
     }
     case 'list': {
-      const accounts = await store.listAccounts();
+      const accounts = await listAccounts(store);
       if (context.flags.json) return printJson(context, accounts.map(accountJson));
       if (accounts.length === 0) return printLine(context, 'No accounts yet.');
       printTable(
@@ -95,10 +96,11 @@ export async function usersCommand(command: string | undefined, context: CliCont
     }
     case 'show': {
       const [username] = context.args as [string];
-      const account = await store.findAccount(username);
-      if (account === null) throw accountNotFound(username);
-      const keys = await store.listKeys(username);
-      const activeKeys = keys.filter((key) => key.revokedAt === null).length;
+      const account = await findAccount(store, { username });
+      const keys = await listKeys(store, { username });
+      // Keys that still open the account: neither revoked nor expired.
+      const now = new Date().toISOString();
+      const activeKeys = keys.filter((key) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now)).length;
       if (context.flags.json) return printJson(context, { ...accountJson(account), active_keys: activeKeys });
       printTable(context, ['FIELD', 'VALUE'], [
         ['user_id', String(account.id)],
@@ -114,13 +116,13 @@ export async function usersCommand(command: string | undefined, context: CliCont
     case 'premium': {
       const [username, state] = context.args as [string, string];
       if (state !== 'on' && state !== 'off') throw new UsageError(`Premium is 'on' or 'off', not '${state}'`);
-      const account = await store.setPremium(username, state === 'on');
+      const account = await setPremium(store, actor, { username, premium: state === 'on' });
       if (context.flags.json) return printJson(context, accountJson(account));
       return printLine(context, `Premium is now ${state} for ${account.username}.`);
     }
     case 'delete': {
       const [username] = context.args as [string];
-      await store.deleteAccount(username);
+      await deleteAccount(store, actor, { username });
       if (context.flags.json) return printJson(context, { deleted: username });
       return printLine(context, `Deleted ${username} and all of its API keys.`);
     }

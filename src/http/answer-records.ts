@@ -1,23 +1,20 @@
-// Every answer is logged (one line) and counted (metrics), from one hook that reads the route pattern once: Fastify's
-// request.routeOptions builds a new object on every read.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import fp from 'fastify-plugin';
-import { METRICS_PATH, type Metrics } from './metrics.ts';
+// Every answer is logged (one line) and counted (metrics): the last step of the pipeline, and called by hand for the answers
+// Fastify sends without running hooks (frameworkErrors in app.ts).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AnswerSeries, Metrics } from './metrics.ts';
 import { logResponse } from './request-log.ts';
 
-/** Also called by hand for the answers Fastify sends without running hooks (frameworkErrors in app.ts). */
-export function recordAnswer(request: FastifyRequest, reply: FastifyReply, metrics: Metrics): void {
-  const route = request.routeOptions.url;
-  logResponse(request, reply, route);
-  if (route !== METRICS_PATH) metrics.observe(request, reply, route);
+/** What the answer records need of a route, worked out once when the route is added (pipeline.ts). */
+export interface RecordedRoute {
+  /** The route pattern; undefined when no route matched. */
+  readonly url: string | undefined;
+  /** Its answers' series; null for a route that is not counted (GET /metrics itself). */
+  readonly answers: AnswerSeries | null;
 }
 
-export const answerRecords = fp(
-  async function answerRecords(app: FastifyInstance, options: { readonly metrics: Metrics }) {
-    app.addHook('onResponse', (request, reply, done) => {
-      recordAnswer(request, reply, options.metrics);
-      done();
-    });
-  },
-  { name: 'answer-records', dependencies: ['failure-responses'] },
-);
+export function recordAnswer(request: FastifyRequest, reply: FastifyReply, route: RecordedRoute, metrics: Metrics): void {
+  logResponse(request, reply, route.url);
+  if (route.answers !== null) route.answers.observe(request.method, reply.statusCode, reply.elapsedTime / 1000);
+  const failure = reply.failure;
+  if (failure !== null && failure.fault) metrics.storeError(failure.code);
+}

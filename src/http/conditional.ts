@@ -67,9 +67,14 @@ export function ifMatchHolds(ifMatch: string, currentTag: string): boolean {
 /**
  * Answers a GET with `data` and its ETag, or a bodiless 304 when If-None-Match names it. Cache-Control stays no-store (the
  * answer is account data, which no shared or browser cache should keep): the client that keeps it keeps its ETag too.
+ * For synchronous handlers: the 304 is sent here and undefined returned, as Fastify wants of a handler that is not async
+ * (returning the reply would have it sent a second time).
  */
-export function answerConditionally<T>(request: FastifyRequest, reply: FastifyReply, answer: Tagged<T>): SuccessEnvelope<T> | FastifyReply {
+export function answerConditionally<T>(request: FastifyRequest, reply: FastifyReply, answer: Tagged<T>): SuccessEnvelope<T> | undefined {
   reply.header('ETag', answer.etag);
-  if (matchesEtag(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
+  if (matchesEtag(request.headers['if-none-match'], answer.etag)) {
+    reply.code(304).send();
+    return undefined;
+  }
   return success(answer.data);
 }

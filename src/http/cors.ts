@@ -21,6 +21,7 @@ const ALLOWED = {
     'ETag',
     'Deprecation',
     'Link',
+    'API-Key-Expires',
     'Idempotent-Replayed',
   ],
   maxAge: 600,

@@ -1,10 +1,10 @@
 // Graceful close: stop accepting connections, answer late requests with 503 `shutting_down`, let open connections finish.
+import type { Server as HttpServer } from 'node:http';
 import { Server } from 'node:net';
-import type { FastifyInstance } from 'fastify';
-import fp from 'fastify-plugin';
+import type { FastifyReply } from 'fastify';
 import { HttpError } from './http-error.ts';
 
-export interface DrainOnCloseOptions {
+export interface DrainOptions {
   readonly retryAfterSeconds: number;
 }
 
@@ -15,29 +15,29 @@ export interface DrainOnCloseOptions {
  * connection has ended: after its current response, or at the keep-alive timeout when it stays idle, which a
  * client that honours `Keep-Alive: timeout=` anticipates. Fastify's own close then finds nothing left to cut.
  */
-export const drainOnClose = fp(
-  async function drainOnClose(app: FastifyInstance, options: DrainOnCloseOptions) {
-    let draining = false;
+export class Drain {
+  readonly #refusalHeaders: Readonly<Record<string, string>>;
+  #draining = false;
 
-    app.addHook('onRequest', (_request, _reply, done) => {
-      if (!draining) return done();
-      done(
-        new HttpError(503, 'shutting_down', 'This server is shutting down; retry, and another instance will answer.', {
-          headers: { 'Retry-After': String(options.retryAfterSeconds), Connection: 'close' },
-        }),
-      );
-    });
+  constructor(options: DrainOptions) {
+    this.#refusalHeaders = { 'Retry-After': String(options.retryAfterSeconds), Connection: 'close' };
+  }
 
-    app.addHook('onSend', (_request, reply, payload, done) => {
-      if (draining) reply.header('Connection', 'close');
-      done(null, payload);
-    });
+  /** A request that arrives while closing: refused, and its connection closed after the answer. */
+  refusal(): HttpError | null {
+    if (!this.#draining) return null;
+    return new HttpError(503, 'shutting_down', 'This server is shutting down; retry, and another instance will answer.', { headers: this.#refusalHeaders });
+  }
 
-    app.addHook('preClose', async () => {
-      draining = true;
-      // net.Server's close, not http.Server's: stops accepting and calls back once every connection has ended.
-      await new Promise<void>((resolve) => Server.prototype.close.call(app.server, () => resolve()));
-    });
-  },
-  { name: 'drain-on-close' },
-);
+  /** Every answer sent while closing, including those to requests that arrived before, tells the client not to reuse its connection. */
+  markAnswer(reply: FastifyReply): void {
+    if (this.#draining) reply.header('Connection', 'close');
+  }
+
+  /** Starts draining; resolves once every connection has ended. */
+  async close(server: HttpServer): Promise<void> {
+    this.#draining = true;
+    // net.Server's close, not http.Server's: stops accepting and calls back once every connection has ended.
+    await new Promise<void>((resolve) => Server.prototype.close.call(server, () => resolve()));
+  }
+}

@@ -17,8 +17,8 @@ export const FAILURE_CODES = {
     'bad_request',
     'invalid_idempotency_key',
   ],
-  401: ['credentials_required', 'malformed_credentials', 'malformed_key', 'invalid_credentials', 'key_revoked', 'wrong_environment', 'metrics_token_required'],
-  403: ['premium_required'],
+  401: ['credentials_required', 'malformed_credentials', 'malformed_key', 'invalid_credentials', 'key_revoked', 'key_expired', 'wrong_environment', 'wrong_credential_kind', 'metrics_token_required'],
+  403: ['premium_required', 'insufficient_scope'],
   404: ['not_found', 'account_not_found'],
   405: ['method_not_allowed'],
   408: ['request_timeout'],
@@ -39,8 +39,8 @@ export type FailureStatus = keyof typeof FAILURE_CODES;
 
 export const FAILURE_DESCRIPTIONS: Readonly<Record<FailureStatus, string>> = {
   400: 'A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; Authorization is sent twice; or Idempotency-Key is not 1 to 255 printable ASCII characters.',
-  401: 'Credentials are missing, malformed, wrong or revoked, or belong to the other environment.',
-  403: 'The account does not have Premium.',
+  401: 'Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token.',
+  403: "The account does not have Premium, or the key's scope (read) does not allow the call (it needs write).",
   404: 'Nothing is at this path (also: an unknown API version), or the account was deleted while its own request ran.',
   405: 'The path exists but not with this method; see the Allow header.',
   408: 'The request did not arrive in time.',

@@ -26,6 +26,8 @@ declare module 'fastify' {
 export interface FailureResponsesOptions {
   /** The version prefix this server serves, e.g. `/api/v0`, for a helpful answer to `/api/v1/...`. */
   readonly apiPrefix: string;
+  /** Where a 404 says the endpoints are listed (default: the prefix's openapi.json and /docs). */
+  readonly endpointsListedAt?: string;
 }
 
 function pathOf(url: string): string {
@@ -64,9 +66,14 @@ export const failureResponses = fp(
   async function failureResponses(app: FastifyInstance, options: FailureResponsesOptions) {
     // Methods per path, collected as routes are added, so a wrong method gets 405 with Allow instead of 404.
     const methodsByPath = new Map<string, Set<string>>();
+    // Paths with parameters (/accounts/:username), matched segment by segment; the admin API has them, the public one none.
+    const patterns: { readonly pattern: RegExp; readonly path: string }[] = [];
     app.decorateReply('failure', null);
     app.addHook('onRoute', (route) => {
       const path = pathOf(route.url ?? route.path);
+      if (path.includes(':') && !patterns.some((each) => each.path === path)) {
+        patterns.push({ path, pattern: new RegExp(`^${path.replace(/:[^/]+/g, '[^/]+')}$`) });
+      }
       const methods = methodsByPath.get(path) ?? new Set<string>();
       for (const method of [route.method].flat()) methods.add(method);
       methodsByPath.set(path, methods);
@@ -76,7 +83,7 @@ export const failureResponses = fp(
 
     app.decorate('unroutedFailure', (request: FastifyRequest): HttpError => {
       const path = pathOf(request.url);
-      const methods = methodsByPath.get(path);
+      const methods = methodsByPath.get(path) ?? methodsByPath.get(patterns.find((each) => each.pattern.test(path))?.path ?? '');
       if (methods !== undefined) {
         const allow = [...methods].sort().join(', ');
         return new HttpError(405, 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${allow}.`, { headers: { Allow: allow } });
@@ -85,7 +92,7 @@ export const failureResponses = fp(
       const message =
         version !== undefined && `/api/${version}` !== options.apiPrefix
           ? `API version '${version}' does not exist; this server serves ${options.apiPrefix}.`
-          : `Nothing is at ${path}; the endpoints are listed in ${options.apiPrefix}/openapi.json and at /docs.`;
+          : `Nothing is at ${path}; the endpoints are listed ${options.endpointsListedAt ?? `in ${options.apiPrefix}/openapi.json and at /docs`}.`;
       return new HttpError(404, 'not_found', message);
     });
 

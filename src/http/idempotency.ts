@@ -29,7 +29,8 @@ export const REPLAYED_HEADERS = ['content-type', 'etag'] as const;
  * If-Match (a write over another version is another request).
  */
 export function fingerprintOf(request: FastifyRequest): string {
-  return fingerprint(request.method, request.routeOptions.url ?? request.url, request.headers['if-match'], (request.body ?? {}) as object);
+  // The route's pattern as the pipeline recorded it when the route was added: request.routeOptions builds an object per read.
+  return fingerprint(request.method, request.routeFacts?.url ?? request.url, request.headers['if-match'], (request.body ?? {}) as object);
 }
 
 export function fingerprint(method: string, path: string, ifMatch: string | undefined, body: object): string {

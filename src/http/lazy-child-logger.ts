@@ -13,12 +13,15 @@ export class LazyChildLogger {
   readonly #parent: FastifyBaseLogger;
   readonly #bindings: Bindings;
   readonly #options: ChildOptions;
+  /** Only adds bindings (no level, serializers or redaction of its own): it writes what its parent would with them. */
+  readonly #plainChild: boolean;
   #child: FastifyBaseLogger | undefined;
 
   constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildOptions) {
     this.#parent = parent;
     this.#bindings = bindings;
     this.#options = options;
+    this.#plainChild = Object.keys(options).length === 0;
   }
 
   #real(): FastifyBaseLogger {
@@ -41,8 +44,17 @@ export class LazyChildLogger {
 
   #write(level: Level, args: unknown[]): void {
     if (!this.isLevelEnabled(level)) return;
+    const [first, ...rest] = args;
+    // A line of fields, as the request's answer line is: the parent writes it with the bindings as its first fields, which is
+    // the line the child would write (a child writes its bindings right after the parent's), without building a child.
+    if (this.#child === undefined && this.#plainChild && isPlainObject(first)) {
+      (this.#parent[level] as (...values: unknown[]) => void)({ ...this.#bindings, ...first }, ...rest);
+      return;
+    }
     (this.#real()[level] as (...values: unknown[]) => void)(...args);
   }
+
+
 
   fatal(...args: unknown[]): void {
     this.#write('fatal', args);
@@ -67,6 +79,10 @@ export class LazyChildLogger {
   child(bindings: Bindings, options?: ChildOptions): FastifyBaseLogger {
     return this.#real().child(bindings, options);
   }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 }
 
 /** Fastify's `childLoggerFactory`. */

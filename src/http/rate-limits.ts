@@ -15,6 +15,8 @@ export interface RateLimitsOptions {
   readonly keyPrefix: string;
   /** Told of every 429, for metrics. */
   readonly onRejected?: (budget: RateBudget) => void;
+  /** No proxy is trusted, so a request's address is its connection's: worked out once per connection, not per request. */
+  readonly addressIsConnection?: boolean;
 }
 
 export type RateBudget = 'per_key' | 'per_address' | 'failed_auth';
@@ -49,6 +51,15 @@ declare module 'fastify' {
   }
 }
 
+/** A connection's budget counter names, kept on its socket when the address cannot change from request to request. */
+const ADDRESS_KEYS = Symbol('account-api.budget-address-keys');
+type AddressKeys = { readonly authfail: string; readonly addr: string };
+
+function addressKeysOf(address: string | undefined): AddressKeys {
+  const budget = budgetAddress(address);
+  return { authfail: `authfail:${budget}`, addr: `addr:${budget}` };
+}
+
 function unavailable(cause: unknown): DomainError {
   return new DomainError('unavailable', 'rate_limiter_unavailable', 'Rate limiting is unavailable right now; try again shortly.', { cause });
 }
@@ -68,9 +79,23 @@ function tooMany(count: WindowCount, code: string, message: string): HttpError {
 }
 
 function rateLimitHeaders(reply: FastifyReply, max: number, count: WindowCount): void {
-  reply.header('RateLimit-Limit', max);
-  reply.header('RateLimit-Remaining', Math.max(0, max - count.current));
-  reply.header('RateLimit-Reset', seconds(count.resetMs));
+  // Lower case, as Fastify stores (and sends) every header name: a name already in lower case is not converted again.
+  reply.header('ratelimit-limit', max);
+  reply.header('ratelimit-remaining', Math.max(0, max - count.current));
+  reply.header('ratelimit-reset', seconds(count.resetMs));
+}
+
+function judgeCharge(reply: FastifyReply, max: number, count: WindowCount, byKey: boolean, onRejected?: (budget: RateBudget) => void): void {
+  rateLimitHeaders(reply, max, count);
+  if (count.current <= max) return;
+  onRejected?.(byKey ? 'per_key' : 'per_address');
+  throw tooMany(
+    count,
+    'rate_limited',
+    byKey
+      ? `This API key has used its ${max} requests for this window; wait for Retry-After seconds.`
+      : `This address has used its ${max} requests for this window; wait for Retry-After seconds.`,
+  );
 }
 
 export const rateLimits = fp(
@@ -86,12 +111,19 @@ export const rateLimits = fp(
             return { authfail: shared, addr: shared, key: shared };
           })();
 
+    const addressKeys = (request: FastifyRequest): AddressKeys => {
+      if (options.addressIsConnection !== true) return addressKeysOf(request.ip);
+      const socket = request.raw.socket as { [ADDRESS_KEYS]?: AddressKeys } | null;
+      if (socket === null) return addressKeysOf(request.ip);
+      return (socket[ADDRESS_KEYS] ??= addressKeysOf(request.ip));
+    };
+
     app.decorateRequest('keyId', null);
     app.decorate('rateBudgets', {
       spendAuthAttempt(request, reply) {
         const max = settings.authFailuresPerAddress;
         if (max === 0) return null;
-        return settle(counters.authfail.hit(`authfail:${budgetAddress(request.ip)}`), (count) => {
+        return settle(counters.authfail.hit(addressKeys(request).authfail), (count) => {
           if (count.current <= max) return { window: count.window };
           rateLimitHeaders(reply, max, count);
           options.onRejected?.('failed_auth');
@@ -104,7 +136,7 @@ export const rateLimits = fp(
       },
       refundAuthAttempt(request, attempt) {
         if (attempt === null) return;
-        const refunded = counters.authfail.refund(`authfail:${budgetAddress(request.ip)}`, attempt.window);
+        const refunded = counters.authfail.refund(addressKeys(request).authfail, attempt.window);
         // Redis unreachable: the attempt stays spent, which errs on the side of the budget; the request itself goes on.
         if (refunded instanceof Promise) refunded.catch(() => {});
       },
@@ -112,19 +144,10 @@ export const rateLimits = fp(
         const byKey = request.keyId !== null;
         const max = byKey ? settings.perKey : settings.perAddress;
         if (max === 0) return;
-        const hit = byKey ? counters.key.hit(`key:${request.keyId}`) : counters.addr.hit(`addr:${budgetAddress(request.ip)}`);
-        return settle(hit, (count) => {
-          rateLimitHeaders(reply, max, count);
-          if (count.current <= max) return;
-          options.onRejected?.(byKey ? 'per_key' : 'per_address');
-          throw tooMany(
-            count,
-            'rate_limited',
-            byKey
-              ? `This API key has used its ${max} requests for this window; wait for Retry-After seconds.`
-              : `This address has used its ${max} requests for this window; wait for Retry-After seconds.`,
-          );
-        });
+        const hit = byKey ? counters.key.hit(`key:${request.keyId}`) : counters.addr.hit(addressKeys(request).addr);
+        // Counted in this process, the count is judged at once: no closure, no promise on every answer.
+        if (!(hit instanceof Promise)) return judgeCharge(reply, max, hit, byKey, options.onRejected);
+        return settle(hit, (count) => judgeCharge(reply, max, count, byKey, options.onRejected));
       },
     } satisfies RateBudgets);
   },

@@ -8,6 +8,8 @@ import { checkParameterLimits } from './parameter-limits.ts';
 import { HttpError } from './http-error.ts';
 import { unknownParameter } from './map-error.ts';
 
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 export interface RequestBodiesOptions {
   readonly parameters: ParameterSettings;
 }
@@ -38,22 +40,26 @@ export const requestBodies = fp(
     // Fastify accepts text/plain by default; this API does not, so a wrong media type is 415, not a confusing 400.
     app.removeContentTypeParser('text/plain');
     await app.register(formBody, { parser: parseForm });
-    // Before validation, so an oversized body is refused for its size, whatever its parameters are named.
-    app.addHook('preValidation', (request, _reply, done) => {
+    function limitParameters(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
       try {
         checkParameterLimits(request.body, options.parameters);
       } catch (error) {
         return done(error as Error);
       }
       done();
-    });
-    // A POST with no body at all reads as an empty form, so the answer names the missing parameter. Added to the routes
-    // that take a body when they are declared, rather than asking every request (every GET) for its route's schema.
+    }
+    // Added to each route that can take a body when it is declared, rather than as hooks every request (every GET) runs:
+    // first the body's size, so an oversized body is refused for its size whatever its parameters are named; then a POST
+    // with no body at all reads as an empty form, so the answer names the missing parameter.
     app.addHook('onRoute', (route) => {
-      if (route.schema?.body === undefined) return;
       const own = route.preValidation === undefined ? [] : [route.preValidation].flat();
-      const properties = (route.schema.body as { properties?: Record<string, unknown> }).properties ?? {};
-      route.preValidation = [emptyBodyAsEmptyForm, unknownBeforeMissing(new Set(Object.keys(properties))), ...own];
+      const schema = route.schema?.body as { properties?: Record<string, unknown> } | undefined;
+      if (schema !== undefined) {
+        const properties = schema.properties ?? {};
+        route.preValidation = [limitParameters, emptyBodyAsEmptyForm, unknownBeforeMissing(new Set(Object.keys(properties))), ...own];
+      } else if ([route.method].flat().some((method) => !BODYLESS_METHODS.has(method))) {
+        route.preValidation = [limitParameters, ...own];
+      }
     });
   },
   { name: 'request-bodies' },

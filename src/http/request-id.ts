@@ -1,7 +1,5 @@
 // Request ids: a client's well-formed X-Request-Id is kept, anything else replaced by a random UUID; echoed on every answer.
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
-import fp from 'fastify-plugin';
 import { mayHoldKey } from './key-redaction.ts';
 
 const WELL_FORMED = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -14,15 +12,3 @@ export function requestIdFor(header: string | string[] | undefined, random: () =
   if (typeof header === 'string' && WELL_FORMED.test(header) && !mayHoldKey(header)) return header;
   return random();
 }
-
-/** Echoes the id as early as possible, so answers sent by any later hook carry it too (failures also set it themselves). */
-export const requestIds = fp(
-  async function requestIds(app: FastifyInstance) {
-    // Callback-style hooks here and in the other per-request plugins: an async hook costs a promise and a microtask turn.
-    app.addHook('onRequest', (request, reply, done) => {
-      reply.header('X-Request-Id', request.id);
-      done();
-    });
-  },
-  { name: 'request-ids' },
-);

@@ -1,5 +1,6 @@
 // JSON log lines (Fastify's pino): one line per answered request, and serializers that never write a credential.
-import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { pino } from 'pino';
 import type { Config } from '../config.ts';
 import { loggablePath } from './key-redaction.ts';
 import { lazyChildLogger, logsAt } from './lazy-child-logger.ts';
@@ -36,12 +37,31 @@ class OneLinePerRequest extends LogController {
   override routeNotFound(): void {}
 }
 
-/** Fastify's logging options: JSON lines on stdout, credentials redacted wherever a header object is logged. */
-export function loggingOptions(level: Config['logLevel']): Pick<FastifyServerOptions, 'logger' | 'logController' | 'childLoggerFactory'> {
-  return { logger: loggerSettings(level), logController: new OneLinePerRequest(), childLoggerFactory: lazyChildLogger };
+/** Fastify's logging options, and how to write out what the logger still holds. */
+export interface Logging extends Pick<FastifyServerOptions, 'loggerInstance' | 'logController' | 'childLoggerFactory'> {
+  /** Writes every buffered line now, synchronously: on close, before process.exit, and after a fatal error. */
+  readonly flush: () => void;
 }
 
-function loggerSettings(level: Config['logLevel']): NonNullable<Exclude<FastifyServerOptions['logger'], boolean>> {
+/**
+ * JSON lines on stdout, credentials redacted wherever a header object is logged, written asynchronously: a line is handed to
+ * the destination's buffer and the request goes on; the buffer is written as soon as the previous write has finished, so
+ * under load many lines go out in one write. What a kill -9 can lose is what sits in that buffer (docs/operations.md, Logs).
+ */
+export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
+  const destination = pino.destination({ dest: fd, sync: false });
+  const logger = pino(loggerSettings(level), destination);
+  const flush = () => {
+    try {
+      destination.flushSync();
+    } catch {
+      // Nothing to write, or the stream is already closed: either way nothing more can be saved.
+    }
+  };
+  return { loggerInstance: logger as FastifyBaseLogger, logController: new OneLinePerRequest(), childLoggerFactory: lazyChildLogger, flush };
+}
+
+function loggerSettings(level: Config['logLevel']): pino.LoggerOptions {
   return {
     level,
     redact: {

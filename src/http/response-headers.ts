@@ -81,6 +81,13 @@ export const RESPONSE_HEADERS = {
     required: true,
     schema: { type: 'string', pattern: 'rel="successor-version"', examples: ['</api/v0/user>; rel="successor-version"'] },
   },
+  'API-Key-Expires': {
+    description:
+      'When the API key that authenticated this request expires (ISO 8601, UTC). Sent on every answer that key authenticates once it has ' +
+      'less than 7 days left, so a client notices before it breaks: roll the key (account-api keys roll) and switch to its successor.',
+    required: false,
+    schema: { type: 'string', format: 'date-time', examples: ['2026-12-01T09:30:00.000Z'] },
+  },
   'X-Environment': {
     description: 'Every answer of the sandbox says so.',
     required: true,

@@ -199,7 +199,8 @@ const BY_STATUS: Readonly<Partial<Record<FailureStatus, readonly ResponseHeader[
 
 /** The headers an answer with this status carries. A 401 has spent no budget (the failed attempt's 429 has its own). */
 function headersFor(status: number, extra: readonly ResponseHeader[] = []): readonly ResponseHeader[] {
-  const limits = BEFORE_ROUTE.has(status) || status === 401 ? [] : RATE_LIMIT;
+  // Answers that authenticated a key (those past the budgets) say when it expires, once that is less than 7 days away.
+  const limits: readonly ResponseHeader[] = BEFORE_ROUTE.has(status) || status === 401 ? [] : [...RATE_LIMIT, 'API-Key-Expires'];
   return ['X-Request-Id', ...limits, ...(BY_STATUS[status as FailureStatus] ?? []), ...extra];
 }
 

@@ -3,7 +3,12 @@ import type { KeyEnvironment } from '../domain/api-keys.ts';
 import type {
   Account,
   AccountUpdateOptions,
+  AdminCredential,
+  AdminTokenRecord,
   ApiKeyRecord,
+  AuditActor,
+  AuditEvent,
+  AuditQuery,
   Credential,
   HeldIdempotencyKey,
   IdempotencyClaimOutcome,
@@ -11,7 +16,10 @@ import type {
   MigrateOptions,
   MigrationReport,
   NewAccount,
+  NewAdminToken,
   NewApiKey,
+  NewAuditEvent,
+  RolledKey,
   Store,
   StoredAnswer,
 } from './store.ts';
@@ -82,8 +90,18 @@ const NOT_CONNECTED: Omit<Store, 'environment'> = Object.freeze({
   createKey: notYet,
   listKeys: notYet,
   revokeKey: notYet,
+  rollKey: notYet,
   findCredential: notYet,
+  recordAudit: notYet,
+  listAudit: notYet,
+  pruneAudit: notYet,
   touchKey: notYet,
+  pageAccounts: notYet,
+  createAdminToken: notYet,
+  listAdminTokens: notYet,
+  revokeAdminToken: notYet,
+  findAdminToken: notYet,
+  touchAdminToken: notYet,
   ping: notYet,
   close: () => Promise.resolve(),
 });
@@ -175,14 +193,14 @@ export class ConnectingStore implements Store {
   checkSchema(): Promise<void> {
     return this.#current.checkSchema();
   }
-  createAccount(account: NewAccount): Promise<Account> {
-    return this.#current.createAccount(account);
+  createAccount(account: NewAccount, audit?: AuditActor): Promise<Account> {
+    return this.#current.createAccount(account, audit);
   }
-  createAccountWithKey(account: NewAccount, key: NewApiKey): Promise<Account> {
-    return this.#current.createAccountWithKey(account, key);
+  createAccountWithKey(account: NewAccount, key: NewApiKey, audit?: AuditActor): Promise<Account> {
+    return this.#current.createAccountWithKey(account, key, audit);
   }
-  updatePremium(accountId: number, premium: boolean): Promise<Account> {
-    return this.#current.updatePremium(accountId, premium);
+  updatePremium(accountId: number, premium: boolean, audit?: AuditActor): Promise<Account> {
+    return this.#current.updatePremium(accountId, premium, audit);
   }
   findAccount(username: string): Promise<Account | null> {
     return this.#current.findAccount(username);
@@ -193,17 +211,17 @@ export class ConnectingStore implements Store {
   countAccounts(): Promise<number> {
     return this.#current.countAccounts();
   }
-  setPremium(username: string, premium: boolean): Promise<Account> {
-    return this.#current.setPremium(username, premium);
+  setPremium(username: string, premium: boolean, audit?: AuditActor): Promise<Account> {
+    return this.#current.setPremium(username, premium, audit);
   }
-  deleteAccount(username: string): Promise<void> {
-    return this.#current.deleteAccount(username);
+  deleteAccount(username: string, audit?: AuditActor): Promise<void> {
+    return this.#current.deleteAccount(username, audit);
   }
-  updateName(accountId: number, name: string, options?: AccountUpdateOptions): Promise<Account> {
-    return this.#current.updateName(accountId, name, options);
+  updateName(accountId: number, name: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#current.updateName(accountId, name, audit, options);
   }
-  updateTimezone(accountId: number, timezone: string, options?: AccountUpdateOptions): Promise<Account> {
-    return this.#current.updateTimezone(accountId, timezone, options);
+  updateTimezone(accountId: number, timezone: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#current.updateTimezone(accountId, timezone, audit, options);
   }
   claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
     return this.#current.claimIdempotencyKey(claim);
@@ -217,20 +235,50 @@ export class ConnectingStore implements Store {
   pruneIdempotencyKeys(): Promise<number> {
     return this.#current.pruneIdempotencyKeys();
   }
-  createKey(username: string, key: NewApiKey): Promise<ApiKeyRecord> {
-    return this.#current.createKey(username, key);
+  createKey(username: string, key: NewApiKey, audit?: AuditActor): Promise<ApiKeyRecord> {
+    return this.#current.createKey(username, key, audit);
+  }
+  rollKey(keyId: string, successor: NewApiKey, oldExpiresAt: Date, audit?: AuditActor): Promise<RolledKey> {
+    return this.#current.rollKey(keyId, successor, oldExpiresAt, audit);
   }
   listKeys(username: string): Promise<ApiKeyRecord[]> {
     return this.#current.listKeys(username);
   }
-  revokeKey(keyId: string): Promise<ApiKeyRecord> {
-    return this.#current.revokeKey(keyId);
+  revokeKey(keyId: string, audit?: AuditActor): Promise<ApiKeyRecord> {
+    return this.#current.revokeKey(keyId, audit);
   }
-  findCredential(keyId: string): Promise<Credential | null> {
+  recordAudit(event: NewAuditEvent, audit: AuditActor): Promise<AuditEvent> {
+    return this.#current.recordAudit(event, audit);
+  }
+  listAudit(query?: AuditQuery): Promise<AuditEvent[]> {
+    return this.#current.listAudit(query);
+  }
+  pruneAudit(before: Date): Promise<number> {
+    return this.#current.pruneAudit(before);
+  }
+  findCredential(keyId: string): Credential | null | Promise<Credential | null> {
     return this.#current.findCredential(keyId);
   }
   touchKey(keyId: string, usedAt: Date): Promise<void> {
     return this.#current.touchKey(keyId, usedAt);
+  }
+  pageAccounts(afterId: number | null, limit: number): Promise<Account[]> {
+    return this.#current.pageAccounts(afterId, limit);
+  }
+  createAdminToken(token: NewAdminToken, audit?: AuditActor): Promise<AdminTokenRecord> {
+    return this.#current.createAdminToken(token, audit);
+  }
+  listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return this.#current.listAdminTokens();
+  }
+  revokeAdminToken(tokenId: string, audit?: AuditActor): Promise<AdminTokenRecord> {
+    return this.#current.revokeAdminToken(tokenId, audit);
+  }
+  findAdminToken(tokenId: string): Promise<AdminCredential | null> {
+    return this.#current.findAdminToken(tokenId);
+  }
+  touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
+    return this.#current.touchAdminToken(tokenId, usedAt);
   }
   ping(): Promise<void> {
     return this.#current.ping();

@@ -1,11 +1,14 @@
 // A bounded in-process copy of the rows authentication reads, for engines that can tell cheaply and exactly when
 // another connection changed the database (SQLite's data_version). The engine clears it on any such change and tells
 // it of its own writes, so it never answers with a row older than the last committed write: no staleness window at all.
-import type { Account, Credential } from './store.ts';
+import type { Account, Credential, KeyScope } from './store.ts';
 
 interface CachedKey {
   readonly hash: Uint8Array;
   readonly revoked: boolean;
+  readonly scope: KeyScope;
+  /** The expiry itself, never a verdict on it: authentication compares it to the clock at every request. */
+  readonly expiresAtMs: number | null;
   readonly accountId: number;
 }
 
@@ -34,7 +37,7 @@ export class CredentialCache {
     if (key === undefined) return undefined;
     const account = this.#accounts.get(key.accountId);
     if (account === undefined) return undefined;
-    return { keyId, hash: key.hash, revoked: key.revoked, account };
+    return { keyId, hash: key.hash, revoked: key.revoked, scope: key.scope, expiresAtMs: key.expiresAtMs, account };
   }
 
   set(credential: Credential): void {
@@ -46,7 +49,13 @@ export class CredentialCache {
       if (oldest !== undefined) this.#keys.delete(oldest);
     }
     if (this.#accounts.size >= this.#maxEntries) this.#accounts.clear();
-    this.#keys.set(credential.keyId, { hash: credential.hash, revoked: credential.revoked, accountId: credential.account.id });
+    this.#keys.set(credential.keyId, {
+      hash: credential.hash,
+      revoked: credential.revoked,
+      scope: credential.scope,
+      expiresAtMs: credential.expiresAtMs,
+      accountId: credential.account.id,
+    });
     this.#accounts.set(credential.account.id, credential.account);
   }
 
@@ -55,7 +64,7 @@ export class CredentialCache {
     if (this.#accounts.has(account.id)) this.#accounts.set(account.id, account);
   }
 
-  /** After this process changed a key (revoked it): the next lookup reads it again. */
+  /** After this process changed a key (revoked or rolled it): the next lookup reads it again. */
   keyChanged(keyId: string): void {
     this.#keys.delete(keyId);
   }

@@ -24,6 +24,14 @@ export function keyNotFound(keyId: string): DomainError {
   return new DomainError('not_found', 'key_not_found', `No API key has the id '${keyId}'.`, { field: 'key_id' });
 }
 
+export function adminTokenNotFound(tokenId: string): DomainError {
+  return new DomainError('not_found', 'admin_token_not_found', `No admin token has the id '${tokenId}'.`, { field: 'token_id' });
+}
+
+export function adminTokenExists(tokenId: string): DomainError {
+  return new DomainError('conflict', 'admin_token_exists', `An admin token with id '${tokenId}' already exists.`);
+}
+
 /** Asked of a store whose engine has not answered since the server started; it keeps trying in the background (ConnectingStore). */
 export function storeNotConnected(): DomainError {
   return new DomainError('unavailable', 'store_unavailable', 'The database is not reachable yet; try again shortly.');
@@ -45,5 +53,19 @@ export function idempotencyKeyInUse(): DomainError {
     'idempotency_key_in_use',
     'Another request with this Idempotency-Key is still running; retry after it has been answered.',
     { field: 'Idempotency-Key' },
+  );
+}
+
+/** A key that can no longer be rolled: revoked, or already expired. */
+export function keyInactive(keyId: string, why: string): DomainError {
+  return new DomainError('conflict', 'key_inactive', `Key '${keyId}' ${why}; only a key still in use can be rolled.`, { field: 'key_id' });
+}
+
+export function tooManyKeys(username: string, max: number): DomainError {
+  return new DomainError(
+    'conflict',
+    'too_many_keys',
+    `'${username}' already has ${max} keys that are neither expired nor revoked, the most an account may have; revoke one first.`,
+    { field: 'username' },
   );
 }

@@ -18,14 +18,22 @@ export interface NewAccount {
   readonly premium: boolean;
 }
 
+/** `write` allows every endpoint; `read` only reads (GET) and the public ones. */
+export type KeyScope = 'read' | 'write';
+
 export interface ApiKeyRecord {
   readonly keyId: string;
   readonly username: string;
   readonly label: string | null;
   readonly displayPrefix: string;
+  readonly scope: KeyScope;
   readonly createdAt: string;
+  /** null: the key never expires. */
+  readonly expiresAt: string | null;
   readonly lastUsedAt: string | null;
   readonly revokedAt: string | null;
+  /** The id of the key this one was rolled into, if it was. */
+  readonly rolledInto: string | null;
 }
 
 export interface NewApiKey {
@@ -33,13 +41,20 @@ export interface NewApiKey {
   readonly hash: Uint8Array;
   readonly displayPrefix: string;
   readonly label: string | null;
+  /** 'write' when not given. */
+  readonly scope?: KeyScope;
+  /** null or absent: never expires. */
+  readonly expiresAt?: Date | null;
 }
 
-/** What authentication needs in one read: the key's hash and state, and its owner. */
+/** What authentication needs in one read: the key's hash, state, scope and expiry, and its owner. */
 export interface Credential {
   readonly keyId: string;
   readonly hash: Uint8Array;
   readonly revoked: boolean;
+  readonly scope: KeyScope;
+  /** Milliseconds since the epoch, compared to the clock at every request (never a cached verdict); null never expires. */
+  readonly expiresAtMs: number | null;
   readonly account: Account;
 }
 
@@ -72,7 +87,7 @@ export type IdempotencyClaimOutcome =
   | { readonly state: 'in_progress'; readonly fingerprint: string }
   | { readonly state: 'completed'; readonly fingerprint: string; readonly answer: StoredAnswer };
 
-/** Conditions and records that commit with an account update, or not at all. */
+/** Conditions and records that commit with an account update (and its audit entry), or not at all. */
 export interface AccountUpdateOptions {
   /**
    * Checked against the account as it is inside the update's transaction: when false, the update fails with
@@ -86,6 +101,99 @@ export interface AccountUpdateOptions {
    */
   readonly idempotency?: { readonly held: HeldIdempotencyKey; readonly answer: (updated: Account) => StoredAnswer };
 }
+
+/** A token for the admin API, as listed: never its secret. */
+export interface AdminTokenRecord {
+  readonly tokenId: string;
+  readonly label: string;
+  readonly displayPrefix: string;
+  /** Who made it: `cli:<os user>`. */
+  readonly createdBy: string;
+  readonly createdAt: string;
+  readonly lastUsedAt: string | null;
+  readonly revokedAt: string | null;
+}
+
+export interface NewAdminToken {
+  readonly tokenId: string;
+  readonly hash: Uint8Array;
+  readonly displayPrefix: string;
+  readonly label: string;
+  readonly createdBy: string;
+}
+
+/** What the admin port's authentication needs in one read. */
+export interface AdminCredential {
+  readonly tokenId: string;
+  readonly hash: Uint8Array;
+  readonly revoked: boolean;
+}
+
+/** Who made a change and from where: recorded with it in the audit trail, in the change's own transaction. */
+export interface AuditActor {
+  /** `key:<key id>`, `admin:<token id>` or `cli:<operating-system user>`. */
+  readonly actor: string;
+  readonly requestId: string | null;
+  /** The caller's address; null from the CLI. */
+  readonly address: string | null;
+}
+
+export const AUDIT_ACTIONS = [
+  'account.created',
+  'account.updated',
+  'account.premium_changed',
+  'account.deleted',
+  'key.created',
+  'key.rolled',
+  'key.revoked',
+  'admin_token.created',
+  'admin_token.revoked',
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** A field's value before and after a change; null where there was none (a creation, a deletion). */
+export interface FieldChange {
+  readonly old: string | number | boolean | null;
+  readonly new: string | number | boolean | null;
+}
+
+export type AuditChanges = Readonly<Record<string, FieldChange>>;
+
+/** One entry to record, beside the change it describes. Never a secret: key ids only, never a key or its hash. */
+export interface NewAuditEvent {
+  readonly action: AuditAction;
+  readonly accountId: number | null;
+  readonly username: string | null;
+  readonly changes: AuditChanges;
+}
+
+export interface AuditEvent extends NewAuditEvent, AuditActor {
+  readonly id: number;
+  readonly occurredAt: string;
+}
+
+export interface AuditQuery {
+  /** Entries of this account (ignoring case), also after it was deleted. */
+  readonly username?: string;
+  /** Entries at or after this instant. */
+  readonly since?: Date;
+  /** Entries before this instant (the admin API's time filter). */
+  readonly until?: Date;
+  /** Entries with an id below this one: the admin API's cursor, walking back in time. */
+  readonly beforeId?: number;
+  /** At most this many: the newest ones, listed oldest first (default 1000). */
+  readonly limit?: number;
+}
+
+/** A key rolled into its successor: both as they now are. */
+export interface RolledKey {
+  readonly old: ApiKeyRecord;
+  readonly successor: ApiKeyRecord;
+}
+
+/** How many keys an account may have that are neither expired nor revoked. */
+export const MAX_ACTIVE_KEYS = 20;
 
 export interface MigrationReport {
   readonly applied: readonly number[];
@@ -124,18 +232,25 @@ export interface Store {
    */
   checkSchema(): Promise<void>;
 
-  createAccount(account: NewAccount): Promise<Account>;
+  // Every change takes an `audit` actor: given, the change's audit entry is written in the change's own transaction, so
+  // both survive a crash or neither does. Without one nothing is recorded (tests, the sandbox's seeding); the domain
+  // operations (src/operations/) always give one. A change that changes nothing (same value, revoked twice) records nothing.
+  createAccount(account: NewAccount, audit?: AuditActor): Promise<Account>;
   /** Both or neither: an account never exists without this key, not even for a moment (the sandbox's demo accounts). */
-  createAccountWithKey(account: NewAccount, key: NewApiKey): Promise<Account>;
+  createAccountWithKey(account: NewAccount, key: NewApiKey, audit?: AuditActor): Promise<Account>;
   findAccount(username: string): Promise<Account | null>;
   listAccounts(): Promise<Account[]>;
   countAccounts(): Promise<number>;
-  setPremium(username: string, premium: boolean): Promise<Account>;
+  setPremium(username: string, premium: boolean, audit?: AuditActor): Promise<Account>;
   /** By id, which is never reused: an account deleted and created again under the same name is not the one meant. */
-  updatePremium(accountId: number, premium: boolean): Promise<Account>;
-  deleteAccount(username: string): Promise<void>;
-  updateName(accountId: number, name: string, options?: AccountUpdateOptions): Promise<Account>;
-  updateTimezone(accountId: number, timezone: string, options?: AccountUpdateOptions): Promise<Account>;
+  updatePremium(accountId: number, premium: boolean, audit?: AuditActor): Promise<Account>;
+  deleteAccount(username: string, audit?: AuditActor): Promise<void>;
+  /**
+   * Like every change, the actor (when given) is recorded in the audit trail in the change's own transaction; the options'
+   * condition is checked and their idempotent answer stored in that same transaction.
+   */
+  updateName(accountId: number, name: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account>;
+  updateTimezone(accountId: number, timezone: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account>;
 
   /**
    * Claims an account's idempotency key atomically: of two claims at once, exactly one gets 'claimed'. A key held past its
@@ -149,16 +264,46 @@ export interface Store {
   /** Deletes keys kept past their time to live; resolves with how many. */
   pruneIdempotencyKeys(): Promise<number>;
 
-  createKey(username: string, key: NewApiKey): Promise<ApiKeyRecord>;
+  /** Fails with `too_many_keys` when the account already has MAX_ACTIVE_KEYS keys neither expired nor revoked. */
+  createKey(username: string, key: NewApiKey, audit?: AuditActor): Promise<ApiKeyRecord>;
+  /**
+   * Issues `successor` with the old key's owner, label, scope and lifetime (successorExpiry), and sets the old key to expire at `oldExpiresAt` (or
+   * keeps its own expiry when that is sooner). Fails with `key_not_found`, `key_inactive` (revoked or expired) or `too_many_keys`.
+   */
+  rollKey(keyId: string, successor: NewApiKey, oldExpiresAt: Date, audit?: AuditActor): Promise<RolledKey>;
   listKeys(username: string): Promise<ApiKeyRecord[]>;
-  revokeKey(keyId: string): Promise<ApiKeyRecord>;
-  findCredential(keyId: string): Promise<Credential | null>;
+  revokeKey(keyId: string, audit?: AuditActor): Promise<ApiKeyRecord>;
+  /**
+   * The one method that may answer at once: an engine that holds the row in memory and knows it is current (SQLite's
+   * credential cache) returns it without a promise, because authentication runs on every request. Callers accept both.
+   */
+  findCredential(keyId: string): Credential | null | Promise<Credential | null>;
+
+  /** An entry alone, in a transaction of its own: for changes the store does not make itself (admin tokens). */
+  recordAudit(event: NewAuditEvent, audit: AuditActor): Promise<AuditEvent>;
+  /** Entries, the oldest first, at most `limit` (default 1000) of the newest matching. */
+  listAudit(query?: AuditQuery): Promise<AuditEvent[]>;
+  /** Deletes entries older than `before`; resolves with how many. */
+  pruneAudit(before: Date): Promise<number>;
   /**
    * Records a key's last use. Callers need not await it: a missed stamp must fail nothing, so a caller that does not wait
    * catches the rejection and logs it. SQLite queues it for its next write batch and never makes it wait for a lock;
    * PostgreSQL writes it at once.
    */
   touchKey(keyId: string, usedAt: Date): Promise<void>;
+
+  /** Accounts by id, those after `afterId` (null: from the first), at most `limit`: the admin API's cursor paging. */
+  pageAccounts(afterId: number | null, limit: number): Promise<Account[]>;
+
+  /** With `audit`, admin_token.created is written in the same transaction. */
+  createAdminToken(token: NewAdminToken, audit?: AuditActor): Promise<AdminTokenRecord>;
+  /** Every admin token, revoked ones too, oldest first. */
+  listAdminTokens(): Promise<AdminTokenRecord[]>;
+  /** Fails with admin_token_not_found; revoking twice keeps the first time. */
+  revokeAdminToken(tokenId: string, audit?: AuditActor): Promise<AdminTokenRecord>;
+  findAdminToken(tokenId: string): Promise<AdminCredential | null>;
+  /** An admin token's last use; like touchKey, callers need not await it. */
+  touchAdminToken(tokenId: string, usedAt: Date): Promise<void>;
 
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -219,7 +219,7 @@ export interface components {
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
         };
-        /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+        /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
         readonly Failure401: {
             /** @enum {string} */
             readonly status: "fail";
@@ -229,7 +229,7 @@ export interface components {
                      * @description Stable: switch on it
                      * @enum {string}
                      */
-                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "wrong_environment" | "metrics_token_required";
+                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "key_expired" | "wrong_environment" | "wrong_credential_kind" | "metrics_token_required";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -240,7 +240,7 @@ export interface components {
                      * @description Stable: switch on it
                      * @enum {string}
                      */
-                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "wrong_environment" | "metrics_token_required";
+                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "key_expired" | "wrong_environment" | "wrong_credential_kind" | "metrics_token_required";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -250,7 +250,7 @@ export interface components {
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
         };
-        /** @description The account does not have Premium. */
+        /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
         readonly Failure403: {
             /** @enum {string} */
             readonly status: "fail";
@@ -260,7 +260,7 @@ export interface components {
                      * @description Stable: switch on it
                      * @enum {string}
                      */
-                    readonly code: "premium_required";
+                    readonly code: "premium_required" | "insufficient_scope";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -271,7 +271,7 @@ export interface components {
                      * @description Stable: switch on it
                      * @enum {string}
                      */
-                    readonly code: "premium_required";
+                    readonly code: "premium_required" | "insufficient_scope";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -720,6 +720,8 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
+        /** @description When the API key that authenticated this request expires (ISO 8601, UTC). Sent on every answer that key authenticates once it has less than 7 days left, so a client notices before it breaks: roll the key (account-api keys roll) and switch to its successor. */
+        readonly "API-Key-Expires": string;
         /** @description The methods this path takes. */
         readonly Allow: string;
         /** @description gzip or br when the client asked for it in Accept-Encoding; absent when the body is sent as is. */
@@ -767,6 +769,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -780,13 +783,14 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -835,6 +839,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -859,6 +864,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -882,6 +888,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -924,6 +931,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -937,13 +945,14 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -982,6 +991,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -995,6 +1005,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1018,6 +1029,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1042,6 +1054,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1065,6 +1078,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1093,6 +1107,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly [name: string]: unknown;
                 };
@@ -1107,6 +1122,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly [name: string]: unknown;
                 };
@@ -1119,13 +1135,14 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1136,13 +1153,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1187,6 +1205,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1211,6 +1230,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1234,6 +1254,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1281,6 +1302,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
@@ -1296,6 +1318,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
                 };
@@ -1303,7 +1326,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1314,13 +1337,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1334,6 +1358,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
                 };
@@ -1369,6 +1394,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1382,6 +1408,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
                 };
@@ -1396,6 +1423,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1409,6 +1437,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1432,6 +1461,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1445,6 +1475,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1469,6 +1500,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1492,6 +1524,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1520,6 +1553,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly Vary: components["headers"]["Vary"];
                     readonly "Content-Encoding": components["headers"]["Content-Encoding"];
@@ -1536,6 +1570,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly Vary: components["headers"]["Vary"];
                     readonly [name: string]: unknown;
@@ -1549,13 +1584,14 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1566,13 +1602,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1617,6 +1654,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1641,6 +1679,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1664,6 +1703,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1692,6 +1732,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly [name: string]: unknown;
                 };
@@ -1706,6 +1747,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly [name: string]: unknown;
                 };
@@ -1718,13 +1760,14 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1735,13 +1778,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1786,6 +1830,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1810,6 +1855,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1833,6 +1879,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -1880,6 +1927,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
@@ -1895,6 +1943,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
                 };
@@ -1902,7 +1951,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1913,13 +1962,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1933,6 +1983,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
                 };
@@ -1968,6 +2019,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1981,6 +2033,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
                 };
@@ -1995,6 +2048,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2008,6 +2062,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2031,6 +2086,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2044,6 +2100,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -2068,6 +2125,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2091,6 +2149,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly [name: string]: unknown;
                 };
@@ -2119,6 +2178,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
@@ -2135,6 +2195,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
@@ -2149,6 +2210,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2157,7 +2219,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2170,13 +2232,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2223,6 +2286,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
@@ -2249,6 +2313,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2274,6 +2339,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
@@ -2323,6 +2389,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly Deprecation: components["headers"]["Deprecation"];
@@ -2340,6 +2407,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
@@ -2349,7 +2417,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure400"];
                 };
             };
-            /** @description Credentials are missing, malformed, wrong or revoked, or belong to the other environment. */
+            /** @description Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token. */
             readonly 401: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2362,13 +2430,14 @@ export interface operations {
                     readonly "application/json": components["schemas"]["Failure401"];
                 };
             };
-            /** @description The account does not have Premium. */
+            /** @description The account does not have Premium, or the key's scope (read) does not allow the call (it needs write). */
             readonly 403: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2384,6 +2453,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
@@ -2421,6 +2491,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2436,6 +2507,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
@@ -2452,6 +2524,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2467,6 +2540,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2492,6 +2566,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2507,6 +2582,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
@@ -2533,6 +2609,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2558,6 +2635,7 @@ export interface operations {
                     readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];

@@ -24,6 +24,8 @@ export interface StoreUnderTest {
   recordMigration(version: number, name: string): Promise<void>;
   /** Applies migration 001 alone behind the stores' backs, as a build from before the deployment table left a database. */
   migrateLikeVersion1(): Promise<void>;
+  /** Adds a key as a version 1 build would have (no scope, no expiry), revoked or not, behind the stores' backs. */
+  addKeyLikeVersion1(username: string, key: NewApiKey, revoked: boolean): Promise<void>;
   /** The deployment table's row, read behind the stores' backs; null when there is no row (or no table). */
   recordedEnvironment(): Promise<{ environment: string; decidedBy: string } | null>;
   /** Closes every store it opened and throws the database away. */

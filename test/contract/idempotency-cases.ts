@@ -127,7 +127,7 @@ export function defineIdempotencyCases(engineName: string, makeStore: MakeStore,
       const owner = await store.createAccount(account('alice', { name: 'Alice' }));
       const claim = claimOf(owner.id, 'k1');
       await store.claimIdempotencyKey(claim);
-      const updated = await store.updateName(owner.id, 'Alice L.', {
+      const updated = await store.updateName(owner.id, 'Alice L.', undefined, {
         idempotency: { held: claim, answer: (account: Account) => answerOf(`name=${account.name}`) },
       });
       assert.equal(updated.name, 'Alice L.');
@@ -144,7 +144,7 @@ export function defineIdempotencyCases(engineName: string, makeStore: MakeStore,
       await sleep(80);
       await store.claimIdempotencyKey(claimOf(owner.id, 'k1'));
       await assert.rejects(
-        store.updateTimezone(owner.id, 'Asia/Tokyo', { idempotency: { held: first, answer: () => answerOf('late') } }),
+        store.updateTimezone(owner.id, 'Asia/Tokyo', undefined, { idempotency: { held: first, answer: () => answerOf('late') } }),
         domainCode('idempotency_key_in_use', 'conflict'),
       );
       assert.equal((await store.findAccount('alice'))?.timezone, 'UTC', 'the update was written anyway');
@@ -156,7 +156,7 @@ export function defineIdempotencyCases(engineName: string, makeStore: MakeStore,
       const claim = claimOf(owner.id, 'k1');
       await store.claimIdempotencyKey(claim);
       await assert.rejects(
-        store.updateName(owner.id, 'Mallory', {
+        store.updateName(owner.id, 'Mallory', undefined, {
           expect: (current) => current.name === 'Someone else',
           idempotency: { held: claim, answer: () => answerOf('written') },
         }),
@@ -170,7 +170,7 @@ export function defineIdempotencyCases(engineName: string, makeStore: MakeStore,
       const { store } = await freshStore(t, makeStore);
       const owner = await store.createAccount(account('alice', { name: 'Alice', timezone: 'UTC' }));
       const seen: Account[] = [];
-      await store.updateName(owner.id, 'Alice L.', { expect: (current) => (seen.push(current), true) });
+      await store.updateName(owner.id, 'Alice L.', undefined, { expect: (current) => (seen.push(current), true) });
       assert.deepEqual({ name: seen[0]?.name, timezone: seen[0]?.timezone, id: seen[0]?.id }, { name: 'Alice', timezone: 'UTC', id: owner.id });
     });
 
@@ -181,7 +181,7 @@ export function defineIdempotencyCases(engineName: string, makeStore: MakeStore,
       // Each writer read 'v0' and may write only over it: compare-and-set.
       const results = await Promise.allSettled(
         Array.from({ length: 12 }, (_, index) =>
-          stores[index % 2]!.updateName(owner.id, `v1 by ${index}`, { expect: (current) => current.name === 'v0' }),
+          stores[index % 2]!.updateName(owner.id, `v1 by ${index}`, undefined, { expect: (current) => current.name === 'v0' }),
         ),
       );
       const written = results.filter((result) => result.status === 'fulfilled');

@@ -43,6 +43,13 @@ async function makePostgresStore(): Promise<StoreUnderTest> {
       await schema.query(first!.sql);
       await schema.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, $1, now())', [first!.name]);
     },
+    addKeyLikeVersion1: async (username, key, revoked) => {
+      await schema.query(
+        `INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at, revoked_at)
+         SELECT $1, id, $2, $3, $4, now(), CASE WHEN $5 THEN now() END FROM accounts WHERE username = $6`,
+        [key.keyId, Buffer.from(key.hash), key.displayPrefix, key.label, revoked, username],
+      );
+    },
     recordedEnvironment: async () => {
       if ((await schema.query("SELECT to_regclass('deployment') IS NOT NULL AS present")).rows[0]?.present !== true) return null;
       const row = (await schema.query('SELECT environment, decided_by FROM deployment')).rows[0];

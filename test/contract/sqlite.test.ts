@@ -51,6 +51,16 @@ async function makeSqliteStore(): Promise<StoreUnderTest> {
         db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, ?, ?)').run(first!.name, new Date().toISOString());
       });
     },
+    addKeyLikeVersion1: async (username, key, revoked) => {
+      withDatabase((db) =>
+        db
+          .prepare(
+            `INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at, revoked_at)
+             SELECT ?, id, ?, ?, ?, ?, ? FROM accounts WHERE username = ?`,
+          )
+          .run(key.keyId, key.hash, key.displayPrefix, key.label, new Date().toISOString(), revoked ? new Date().toISOString() : null, username),
+      );
+    },
     recordedEnvironment: async () =>
       withDatabase((db) => {
         if (db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'deployment'").get() === undefined) return null;

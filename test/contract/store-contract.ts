@@ -7,6 +7,8 @@ import { issueKey, keyMatches } from '../../src/domain/api-keys.ts';
 import { defineConcurrencyCases } from './concurrency-cases.ts';
 import { defineEnvironmentCases } from './environment-cases.ts';
 import { defineIdempotencyCases } from './idempotency-cases.ts';
+import { defineAdminTokenCases } from './admin-token-cases.ts';
+import { defineKeyLifecycleCases } from './key-lifecycle-cases.ts';
 import type { Store } from '../../src/store/store.ts';
 import { account, domainCode, freshStore, isDate, newKey, type MakeStore } from './contract-support.ts';
 
@@ -63,6 +65,7 @@ export function defineStoreContract(engineName: string, makeStore: MakeStore, sk
   });
 
   defineEnvironmentCases(engineName, makeStore, skip);
+  defineKeyLifecycleCases(engineName, makeStore, skip);
 
   describe(`${engineName} store: accounts`, () => {
     test('createAccount returns ids 1 and 2 and the stored fields', async (t) => {
@@ -324,6 +327,7 @@ export function defineStoreContract(engineName: string, makeStore: MakeStore, sk
 
   defineConcurrencyCases(engineName, makeStore, skip);
   defineIdempotencyCases(engineName, makeStore, skip);
+  defineAdminTokenCases(engineName, makeStore, skip);
 
   describe(`${engineName} store: closing`, () => {
     test('close() twice is safe', async (t) => {

@@ -68,6 +68,8 @@ interface Writer {
   nextValue(): string;
   /** The value of the last write answered 200. */
   lastAcknowledged: string;
+  /** Every value answered 200 since the last restart: each must have its audit entry. */
+  acknowledgedValues: string[];
   /** A value sent whose answer never came (the server died under it), or null. */
   inFlight: string | null;
   acknowledgedThisBatch: number;
@@ -80,6 +82,7 @@ async function writeOnce(server: ServerProcess, writer: Writer): Promise<void> {
   assert.equal(result.status, 200, `POST ${writer.path} ${writer.field}=${value} for ${writer.account.username} failed: ${result.text}`);
   assert.equal(result.body.data[writer.field], value, `POST ${writer.path} should answer with the value just written: ${result.text}`);
   writer.lastAcknowledged = value;
+  writer.acknowledgedValues.push(value);
   writer.inFlight = null;
   writer.acknowledgedThisBatch++;
 }
@@ -92,6 +95,37 @@ function storedValues(workspace: Workspace): Map<string, { name: string; timezon
   });
 }
 
+/** Every account.updated entry of this writer's account and field, oldest first, read straight from the database file. */
+function auditedValues(workspace: Workspace, writer: Writer): { value: string; actor: string; requestId: unknown }[] {
+  return withDatabase(workspace, (db) =>
+    db
+      .prepare(
+        `SELECT json_extract(changes, '$.' || ?) AS change, actor, request_id FROM audit_events
+         WHERE action = 'account.updated' AND username = ? ORDER BY id`,
+      )
+      .all(writer.field, writer.account.username)
+      .filter((row) => row.change !== null)
+      .map((row) => ({ value: String(JSON.parse(String(row.change)).new), actor: String(row.actor), requestId: row.request_id })),
+  );
+}
+
+/** An acknowledged change and its audit entry survive together, or neither happened (the in-flight one either way). */
+function assertAudited(workspace: Workspace, writer: Writer, stored: string | undefined, where: string): void {
+  const entries = auditedValues(workspace, writer);
+  const values = new Set(entries.map((entry) => entry.value));
+  for (const value of writer.acknowledgedValues) {
+    assert.ok(values.has(value), `${where}: ${writer.account.username}'s ${writer.field} ${JSON.stringify(value)} was acknowledged but has no audit entry`);
+  }
+  assert.equal(
+    entries.at(-1)?.value,
+    stored,
+    `${where}: the newest audit entry of ${writer.account.username}'s ${writer.field} should name the stored value (a change without its entry, or the reverse)`,
+  );
+  const last = entries.at(-1)!;
+  assert.match(last.actor, /^key:[0-9A-Za-z]{12}$/, `${where}: the entry should name the key that made the change`);
+  assert.equal(typeof last.requestId, 'string', `${where}: the entry should carry the request id`);
+}
+
 function assertSurvivor(writer: Writer, found: string | undefined, where: string): void {
   const allowed = writer.inFlight === null ? [writer.lastAcknowledged] : [writer.lastAcknowledged, writer.inFlight];
   assert.ok(
@@ -102,7 +136,7 @@ function assertSurvivor(writer: Writer, found: string | undefined, where: string
   );
 }
 
-test('every write answered 200 survives kill -9 of the server, round after round', async () => {
+test('every write answered 200 survives kill -9 of the server, with its audit entry, round after round', async () => {
   const workspace = freshWorkspace();
   let server = await startServer(workspace);
   try {
@@ -125,6 +159,7 @@ test('every write answered 200 survives kill -9 of the server, round after round
         field: 'name',
         nextValue: () => `${account.username} write ${++names}`,
         lastAcknowledged: 'initial',
+        acknowledgedValues: [],
         inFlight: null,
         acknowledgedThisBatch: 0,
       });
@@ -140,6 +175,7 @@ test('every write answered 200 survives kill -9 of the server, round after round
           return zone;
         },
         lastAcknowledged: 'UTC',
+        acknowledgedValues: [],
         inFlight: null,
         acknowledgedThisBatch: 0,
       });
@@ -183,6 +219,8 @@ test('every write answered 200 survives kill -9 of the server, round after round
       for (const writer of writers) {
         const stored = onDisk.get(writer.account.username);
         assertSurvivor(writer, stored?.[writer.field], `round ${round}, database file after kill -9`);
+        assertAudited(workspace, writer, stored?.[writer.field], `round ${round}, audit trail after kill -9`);
+        writer.acknowledgedValues = [];
       }
 
       server = await startServer(workspace);

@@ -12,7 +12,7 @@ import { basic, call, failureMessage } from '../support/http.ts';
 import { privatePostgres, privatePostgresSkipReason, type PrivatePostgres } from '../support/private-postgres.ts';
 import { freePort } from '../support/redis.ts';
 import { createAccount, createWorkspace, runCli, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
-import { logLines as parsedLogLines } from '../support/signals.ts';
+import { logLines as parsedLogLines, logsSettled } from '../support/signals.ts';
 
 /** How long the server may take to notice the engine: the back-off is capped at 5 s, so this is generous, not a target. */
 const RECOVERY_BOUND_MS = 20_000;
@@ -163,6 +163,7 @@ describe('serve with PostgreSQL down at start', () => {
     });
     console.log(`postgres at start, 2 workers: every worker answering 200 ${servedMs.toFixed(0)} ms after the engine answered`);
 
+    await logsSettled(server);
     const workerPids = new Set(
       logLines(server)
         .filter((line) => line.msg === 'request completed' && line.route === '/api/v0/user' && line.statusCode === 200)

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { demoAccounts } from '../../src/sandbox/demo-accounts.ts';
+import { adminUrlOf } from './admin/admin-support.ts';
 import { createWorkspace, MAIN, REPO_ROOT, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 interface Block {
@@ -104,6 +105,20 @@ test('the sandbox keys in the README are the ones the sandbox seeds, and its exa
   try {
     const list = examples(sandbox);
     assert.equal(checkOutputs(list, runExamples(workspace, server, 'http://localhost:8081', list)), 1);
+  } finally {
+    await server.stop();
+    workspace.cleanup();
+  }
+});
+
+test("the README's admin API walk-through prints exactly what the README shows", async () => {
+  const workspace = createWorkspace({ LOG_LEVEL: 'warn', ADMIN_PORT: '0' });
+  const server = await startServer(workspace);
+  try {
+    const adminBase = adminUrlOf(server).replace(/\/admin\/v0$/, '');
+    const list = examples(section('The admin API')).map((example) => ({ ...example, command: example.command.replaceAll('http://127.0.0.1:8082', adminBase) }));
+    const checked = checkOutputs(list, runExamples(workspace, server, 'http://localhost:8080', list));
+    assert.ok(checked >= 7, `expected at least 7 documented outputs, checked ${checked}`);
   } finally {
     await server.stop();
     workspace.cleanup();

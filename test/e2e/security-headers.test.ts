@@ -12,7 +12,8 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-frame-options': 'DENY',
 };
 const ALLOWED_ORIGIN = 'https://app.example.com';
-const EXPOSED = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, ETag, Deprecation, Link, Idempotent-Replayed';
+const EXPOSED =
+  'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, ETag, Deprecation, Link, API-Key-Expires, Idempotent-Replayed';
 
 let plain: { workspace: Workspace; server: ServerProcess; alice: Account };
 let configured: { workspace: Workspace; server: ServerProcess; alice: Account };

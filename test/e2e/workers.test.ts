@@ -13,7 +13,7 @@ import { loadMigrations } from '../../src/store/migrations.ts';
 import { basic } from '../support/http.ts';
 import { loadRequest } from '../support/drain-load.ts';
 import { cliOk, createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
-import { logLines as parsedLogLines } from '../support/signals.ts';
+import { logLines as parsedLogLines, logsSettled } from '../support/signals.ts';
 
 interface LogLine {
   readonly pid: number;
@@ -195,6 +195,7 @@ describe('serve --workers 2 on a fresh SQLite database', () => {
   test('METRICS_PORT is served by the primary and sums both workers', async () => {
     const metricsUrl = /^metrics at (\S+)/.exec(server.output.find((line) => line.startsWith('metrics at ')) ?? '')?.[1];
     assert.ok(metricsUrl !== undefined, 'the primary did not print its metrics URL');
+    await logsSettled(server);
     const answered = logLines(server).filter((line) => line.msg === 'request completed' && workers.includes(line.pid));
     assert.ok(new Set(answered.map((line) => line.pid)).size === 2, 'both workers should have answered by now');
     const text = await (await fetch(metricsUrl)).text();

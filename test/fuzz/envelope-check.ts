@@ -6,7 +6,10 @@ import { REPO_ROOT } from '../support/server-process.ts';
 /** Status -> the codes docs/api.md's "Every code" table allows for it. */
 export function documentedCodes(): Map<number, Set<string>> {
   const docs = readFileSync(join(REPO_ROOT, 'docs/api.md'), 'utf8');
-  const table = docs.slice(docs.indexOf('## Every code'));
+  // The public API's table only: the section ends at the next heading (the admin API's codes follow in a section of their own).
+  const section = docs.slice(docs.indexOf('## Every code'));
+  const end = section.indexOf('\n## ', 1);
+  const table = end === -1 ? section : section.slice(0, end);
   const codes = new Map<number, Set<string>>();
   for (const row of table.matchAll(/^\| (\d{3}) \| (.*) \|$/gm)) {
     codes.set(Number(row[1]), new Set([...row[2]!.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!)));

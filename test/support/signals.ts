@@ -21,6 +21,23 @@ export function logLines<Line extends object = LogLine>(server: ServerProcess): 
   });
 }
 
+/**
+ * Waits until the server's output has stopped growing (no new line for 100 ms, at most 5 s): log lines are written
+ * asynchronously (request-log.ts), so a request's line can arrive a moment after its answer.
+ */
+export async function logsSettled(server: ServerProcess): Promise<void> {
+  const deadline = Date.now() + 5000;
+  let seen = server.output.length;
+  let quietSince = Date.now();
+  while (Date.now() - quietSince < 100 && Date.now() < deadline) {
+    await sleep(20);
+    if (server.output.length !== seen) {
+      seen = server.output.length;
+      quietSince = Date.now();
+    }
+  }
+}
+
 /** The log lines of one request, waiting (up to 5 s) until its `request completed` line has been written. */
 export async function linesOfRequest(server: ServerProcess, reqId: string): Promise<LogLine[]> {
   const deadline = Date.now() + 5000;

@@ -238,6 +238,24 @@ describe('signals, headers and CORS', () => {
     assertConfigError(() => loadConfig({ METRICS_PORT: '70000' }, {}, CWD), /METRICS_PORT/, "METRICS_PORT '70000'");
     assertConfigError(() => loadConfig({ HSTS_MAX_AGE: 'forever' }, {}, CWD), /HSTS_MAX_AGE/, "HSTS_MAX_AGE 'forever'");
   });
+
+  test('the admin API is off without ADMIN_PORT, on 127.0.0.1 unless ADMIN_HOST says otherwise, whatever HOST is', () => {
+    assert.deepEqual(loadConfig({ HOST: '0.0.0.0' }, {}, CWD).admin, { port: null, host: '127.0.0.1', perToken: 600 });
+    assert.deepEqual(loadConfig({ ADMIN_PORT: '8082', HOST: '0.0.0.0' }, {}, CWD).admin, { port: 8082, host: '127.0.0.1', perToken: 600 });
+    assert.deepEqual(loadConfig({ ADMIN_PORT: '8082', ADMIN_HOST: '10.0.0.5', ADMIN_RATE_LIMIT_PER_TOKEN: '0' }, {}, CWD).admin, {
+      port: 8082,
+      host: '10.0.0.5',
+      perToken: 0,
+    });
+    assert.equal(loadConfig({ ADMIN_PORT: '' }, {}, CWD).admin.port, null, 'an empty ADMIN_PORT is unset (serve --workers relies on it)');
+  });
+
+  test('ADMIN_PORT is never the public port nor the metrics port', () => {
+    assertConfigError(() => loadConfig({ ADMIN_PORT: '8080' }, {}, CWD), /ADMIN_PORT must differ from the public port/, 'ADMIN_PORT = PORT');
+    assertConfigError(() => loadConfig({ ADMIN_PORT: '9000' }, { port: '9000' }, CWD), /ADMIN_PORT/, 'ADMIN_PORT = --port');
+    assertConfigError(() => loadConfig({ ADMIN_PORT: '9464', METRICS_PORT: '9464' }, {}, CWD), /METRICS_PORT/, 'ADMIN_PORT = METRICS_PORT');
+    assertConfigError(() => loadConfig({ ADMIN_PORT: 'admin' }, {}, CWD), /ADMIN_PORT/, "ADMIN_PORT 'admin'");
+  });
 });
 
 describe('limits', () => {

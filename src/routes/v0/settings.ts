@@ -20,6 +20,7 @@ import { precompress, sendPrecompressed } from '../../http/compression.ts';
 import { answerAccountWrite } from '../../http/account-writes.ts';
 import { answerConditionally, taggedView } from '../../http/conditional.ts';
 import { idempotentWrites } from '../../http/idempotency.ts';
+import { keyActor } from '../../operations/actor.ts';
 import type { Account, Store } from '../../store/store.ts';
 
 export interface SettingsRoutesOptions {
@@ -61,7 +62,8 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
         ...failuresFor({ premium: true, body: false }),
       },
     },
-    handler: async (request, reply) => answerConditionally(request, reply, taggedSettings(request.caller!)),
+    // Synchronous: a GET answers from the cached credential's account, and its ETag is hashed once per account object.
+    handler: (request, reply) => answerConditionally(request, reply, taggedSettings(request.caller!)),
   });
 
   app.get('/settings/timezones', {
@@ -85,10 +87,10 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
         ...failuresFor({ premium: true, body: false }),
       },
     },
-    handler: async (request, reply) => {
+    handler: (request, reply) => {
       // no-cache: clients may keep the list but must revalidate, which costs them a 304.
       reply.header('Cache-Control', 'private, no-cache');
-      return sendPrecompressed(request, reply, timezonesList, 'application/json; charset=utf-8');
+      sendPrecompressed(request, reply, timezonesList, 'application/json; charset=utf-8');
     },
   });
 
@@ -114,8 +116,9 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
     },
     handler: async (request, reply) => {
       const timezone = checkTimezone(timezones, request.body.timezone);
+      const actor = keyActor(request.keyId!, request.id, request.ip);
       return answerAccountWrite(request, reply, idempotency, taggedSettings, (conditions) =>
-        store.updateTimezone(request.caller!.id, timezone, conditions),
+        store.updateTimezone(request.caller!.id, timezone, actor, conditions),
       );
     },
   });

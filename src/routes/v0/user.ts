@@ -16,6 +16,7 @@ import {
   withReplayedAnswers,
   withRouteHeaders,
 } from '../../http/schemas.ts';
+import { keyActor } from '../../operations/actor.ts';
 import type { Account, Store } from '../../store/store.ts';
 
 export interface UserRoutesOptions {
@@ -71,7 +72,8 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
         ),
         ...CONDITIONAL_READ_HEADERS,
       },
-      handler: async (request, reply) => answerConditionally(request, reply, taggedUser(request.caller!)),
+      // Synchronous: a GET answers from the cached credential's account, and its ETag is hashed once per account object.
+      handler: (request, reply) => answerConditionally(request, reply, taggedUser(request.caller!)),
     });
 
     app.post<{ Body: { name: string } }>(path, {
@@ -104,7 +106,8 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
       },
       handler: async (request, reply) => {
         const name = checkDisplayName(request.body.name);
-        return answerAccountWrite(request, reply, idempotency, taggedUser, (conditions) => store.updateName(request.caller!.id, name, conditions));
+        const actor = keyActor(request.keyId!, request.id, request.ip);
+        return answerAccountWrite(request, reply, idempotency, taggedUser, (conditions) => store.updateName(request.caller!.id, name, actor, conditions));
       },
     });
   }

@@ -4,23 +4,48 @@ import pg from 'pg';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { asEnvironment, assertEnvironment, environmentUnrecorded, type RecordedEnvironment } from '../deployment.ts';
 import { loadMigrations, type Migration } from '../migrations.ts';
-import type {
-  Account,
-  AccountUpdateOptions,
-  ApiKeyRecord,
-  Credential,
-  HeldIdempotencyKey,
-  IdempotencyClaimOutcome,
-  IdempotencyKeyClaim,
-  MigrateOptions,
-  MigrationReport,
-  NewAccount,
-  NewApiKey,
-  Store,
-  StoredAnswer,
+import {
+  MAX_ACTIVE_KEYS,
+  type Account,
+  type AccountUpdateOptions,
+  type AdminCredential,
+  type AdminTokenRecord,
+  type ApiKeyRecord,
+  type AuditActor,
+  type AuditEvent,
+  type AuditQuery,
+  type Credential,
+  type HeldIdempotencyKey,
+  type IdempotencyClaimOutcome,
+  type IdempotencyKeyClaim,
+  type KeyScope,
+  type MigrateOptions,
+  type MigrationReport,
+  type NewAccount,
+  type NewAdminToken,
+  type NewApiKey,
+  type NewAuditEvent,
+  type RolledKey,
+  type Store,
+  type StoredAnswer,
 } from '../store.ts';
+import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
+import { accountCreated, accountDeleted, keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
+import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents, type Query } from './audit-rows.ts';
 import { assertSchemaCurrent } from '../migrations.ts';
-import { accountGone, accountNotFound, idempotencyKeyInUse, keyExists, keyNotFound, preconditionFailed, usernameTaken } from '../store-errors.ts';
+import {
+  accountGone,
+  accountNotFound,
+  adminTokenExists,
+  adminTokenNotFound,
+  idempotencyKeyInUse,
+  keyExists,
+  keyInactive,
+  keyNotFound,
+  preconditionFailed,
+  tooManyKeys,
+  usernameTaken,
+} from '../store-errors.ts';
 import { claimKey, completeKey, lockHeldKey, pruneKeys, releaseKey } from './idempotency-keys.ts';
 import { READ_ENVIRONMENT_SQL, recordEnvironment } from './deployment.ts';
 import { applyMigrations } from './migrate.ts';
@@ -73,14 +98,33 @@ function toKey(row: Row): ApiKeyRecord {
     username: String(row.username),
     label: row.label === null ? null : String(row.label),
     displayPrefix: String(row.display_prefix),
+    scope: String(row.scope) as KeyScope,
+    createdAt: iso(row.created_at),
+    expiresAt: isoOrNull(row.expires_at),
+    lastUsedAt: isoOrNull(row.last_used_at),
+    revokedAt: isoOrNull(row.revoked_at),
+    rolledInto: row.rolled_into === null ? null : String(row.rolled_into),
+  };
+}
+
+function toAdminToken(row: Row): AdminTokenRecord {
+  return {
+    tokenId: String(row.token_id),
+    label: String(row.label),
+    displayPrefix: String(row.display_prefix),
+    createdBy: String(row.created_by),
     createdAt: iso(row.created_at),
     lastUsedAt: isoOrNull(row.last_used_at),
     revokedAt: isoOrNull(row.revoked_at),
   };
 }
 
+const ADMIN_TOKEN_COLUMNS = 'token_id, label, display_prefix, created_by, created_at, last_used_at, revoked_at';
 const ACCOUNT_COLUMNS = 'id, username, name, timezone, premium, created_at';
-const KEY_COLUMNS = 'k.key_id, a.username, k.label, k.display_prefix, k.created_at, k.last_used_at, k.revoked_at';
+const KEY_COLUMNS =
+  'k.key_id, a.username, k.label, k.display_prefix, k.scope, k.created_at, k.expires_at, k.last_used_at, k.revoked_at, k.rolled_into';
+const ACTIVE_KEYS =
+  'SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())';
 const BY_USERNAME = 'lower(username) = lower($1)';
 
 /** Both unique constraints an account with its key can break, as the store's own failures. */
@@ -121,27 +165,7 @@ export class PostgresStore implements Store {
    * One statement on a pooled connection. Unlike pool.query, a constraint violation keeps the connection;
    * only a connection-level failure discards it.
    */
-  #query(text: string, values: readonly unknown[] = []): Promise<Row[]> {
-    return this.#withClient((query) => query(text, values));
-  }
-
-  /** Several statements in one transaction on one connection: all of them, or (on any failure) none. */
-  #transaction<T>(work: (query: (text: string, values?: readonly unknown[]) => Promise<Row[]>) => Promise<T>): Promise<T> {
-    return this.#withClient(async (query) => {
-      await query('BEGIN');
-      try {
-        const result = await work(query);
-        await query('COMMIT');
-        return result;
-      } catch (error) {
-        // On a lost connection the server has rolled back already, and the connection is discarded anyway.
-        await query('ROLLBACK').catch(() => undefined);
-        throw error;
-      }
-    });
-  }
-
-  async #withClient<T>(work: (query: (text: string, values?: readonly unknown[]) => Promise<Row[]>) => Promise<T>): Promise<T> {
+  async #query(text: string, values: readonly unknown[] = []): Promise<Row[]> {
     let client: pg.PoolClient;
     try {
       client = await this.#pool.connect();
@@ -154,17 +178,12 @@ export class PostgresStore implements Store {
       broken = error;
     };
     client.on('error', onError);
-    const query = async (text: string, values: readonly unknown[] = []): Promise<Row[]> => {
-      try {
-        const result = await client.query(text, values as unknown[]);
-        return result.rows as Row[];
-      } catch (error) {
-        if (isConnectionFailure(error)) broken = error as Error;
-        throw translatePgError(error);
-      }
-    };
     try {
-      return await work(query);
+      const result = await client.query(text, values as unknown[]);
+      return result.rows as Row[];
+    } catch (error) {
+      if (isConnectionFailure(error)) broken = error as Error;
+      throw translatePgError(error);
     } finally {
       client.removeListener('error', onError);
       client.release(broken);
@@ -173,6 +192,47 @@ export class PostgresStore implements Store {
 
   async #one(text: string, values: readonly unknown[] = []): Promise<Row | undefined> {
     return (await this.#query(text, values))[0];
+  }
+
+  /** Several statements on one connection, committed together or not at all; constraint failures keep the connection. */
+  async #transaction<T>(work: (query: Query) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw translatePgError(error);
+    }
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on('error', onError);
+    const query: Query = async (text, values = []) => {
+      try {
+        return (await client.query(text, values as unknown[])).rows as Row[];
+      } catch (error) {
+        if (isConnectionFailure(error)) broken = error as Error;
+        throw error;
+      }
+    };
+    try {
+      await query('BEGIN');
+      const result = await work(query);
+      await query('COMMIT');
+      return result;
+    } catch (error) {
+      // A connection that is gone has rolled back on the server already.
+      if (broken === undefined) await client.query('ROLLBACK').catch(() => undefined);
+      throw translatePgError(error);
+    } finally {
+      client.removeListener('error', onError);
+      client.release(broken);
+    }
+  }
+
+  /** The entry beside the change, on the change's connection, when the caller says who made it. */
+  async #audit(query: Query, audit: AuditActor | undefined, event: NewAuditEvent): Promise<void> {
+    if (audit !== undefined) await insertAuditEvent(query, audit, event);
   }
 
   /**
@@ -201,20 +261,42 @@ export class PostgresStore implements Store {
     assertEnvironment(recorded, this.environment);
   }
 
-  async createAccount(account: NewAccount): Promise<Account> {
+  async createAccount(account: NewAccount, audit?: AuditActor): Promise<Account> {
     try {
-      const row = await this.#one(
-        `INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, now(), now()) RETURNING ${ACCOUNT_COLUMNS}`,
-        [account.username, account.name, account.timezone, account.premium],
-      );
-      return toAccount(row!);
+      return await this.#transaction(async (query) => {
+        const [row] = await query(
+          `INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, now(), now()) RETURNING ${ACCOUNT_COLUMNS}`,
+          [account.username, account.name, account.timezone, account.premium],
+        );
+        const created = toAccount(row!);
+        await this.#audit(query, audit, accountCreated(created));
+        return created;
+      });
     } catch (error) {
       throw createFailure(error, account);
     }
   }
 
-  async createAccountWithKey(account: NewAccount, key: NewApiKey): Promise<Account> {
+  async createAccountWithKey(account: NewAccount, key: NewApiKey, audit?: AuditActor): Promise<Account> {
+    if (audit !== undefined) {
+      try {
+        return await this.#transaction(async (query) => {
+          const [row] = await query(
+            `INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, now(), now()) RETURNING ${ACCOUNT_COLUMNS}`,
+            [account.username, account.name, account.timezone, account.premium],
+          );
+          const created = toAccount(row!);
+          await this.#audit(query, audit, accountCreated(created));
+          const record = await this.#insertKey(query, created.id, key);
+          await this.#audit(query, audit, keyCreated(created.id, record));
+          return created;
+        });
+      } catch (error) {
+        throw createFailure(error, account, key);
+      }
+    }
     try {
       // One statement: the key's foreign key is checked at its end, when the account exists; either both rows stay or neither.
       const row = await this.#one(
@@ -247,59 +329,122 @@ export class PostgresStore implements Store {
     return Number((await this.#one('SELECT count(*) AS n FROM accounts'))!.n);
   }
 
-  async setPremium(username: string, premium: boolean): Promise<Account> {
-    const row = await this.#one(
-      `UPDATE accounts SET premium = $2, updated_at = now() WHERE ${BY_USERNAME} RETURNING ${ACCOUNT_COLUMNS}`,
-      [username, premium],
-    );
-    if (row === undefined) throw accountNotFound(username);
-    return toAccount(row);
+  setPremium(username: string, premium: boolean, audit?: AuditActor): Promise<Account> {
+    return this.#setPremium(BY_USERNAME, username, premium, audit, () => accountNotFound(username));
   }
 
-  async updatePremium(accountId: number, premium: boolean): Promise<Account> {
-    const row = await this.#one(`UPDATE accounts SET premium = $2, updated_at = now() WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`, [
-      accountId,
-      premium,
-    ]);
+  updatePremium(accountId: number, premium: boolean, audit?: AuditActor): Promise<Account> {
+    return this.#setPremium('id = $1', accountId, premium, audit, accountGone);
+  }
+
+  /** The row is locked while its old value is read, so the entry's old value is the one this update replaced. */
+  #setPremium(where: string, which: unknown, premium: boolean, audit: AuditActor | undefined, missing: () => Error): Promise<Account> {
+    return this.#transaction(async (query) => {
+      const [before] = await query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE ${where} FOR UPDATE`, [which]);
+      if (before === undefined) throw missing();
+      const [row] = await query(`UPDATE accounts SET premium = $2, updated_at = now() WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`, [
+        before.id,
+        premium,
+      ]);
+      const updated = toAccount(row!);
+      if (before.premium !== premium) {
+        await this.#audit(query, audit, {
+          action: 'account.premium_changed',
+          accountId: updated.id,
+          username: updated.username,
+          changes: { premium: { old: before.premium === true, new: premium } },
+        });
+      }
+      return updated;
+    });
+  }
+
+  deleteAccount(username: string, audit?: AuditActor): Promise<void> {
+    return this.#transaction(async (query) => {
+      // Its keys go in the same statement, through ON DELETE CASCADE.
+      const [row] = await query(`DELETE FROM accounts WHERE ${BY_USERNAME} RETURNING ${ACCOUNT_COLUMNS}`, [username]);
+      if (row === undefined) throw accountNotFound(username);
+      await this.#audit(query, audit, accountDeleted(toAccount(row)));
+    });
+  }
+
+  /**
+   * One UPDATE that sets one column: the row lock serialises concurrent writers, and neither overwrites the other's column.
+   * With an actor alone, still one statement (one round trip on the public POSTs): the row's old value is read under that
+   * lock and the audit entry inserted by the same statement, only when the value changed. With a condition (If-Match) or an
+   * idempotency key, a transaction (see #updateChecked).
+   */
+  async #updateAccount(
+    accountId: number,
+    column: 'name' | 'timezone',
+    value: string,
+    audit: AuditActor | undefined,
+    options: AccountUpdateOptions = {},
+  ): Promise<Account> {
+    if (options.expect !== undefined || options.idempotency !== undefined) return this.#updateChecked(accountId, column, value, audit, options);
+    if (audit === undefined) {
+      const row = await this.#one(
+        `UPDATE accounts SET ${column} = $2, updated_at = now() WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+        [accountId, value],
+      );
+      if (row === undefined) throw accountGone();
+      return toAccount(row);
+    }
+    const row = await this.#one(
+      `WITH old AS (SELECT id, ${column} AS value FROM accounts WHERE id = $1 FOR UPDATE),
+            changed AS (
+              UPDATE accounts a SET ${column} = $2::text, updated_at = now() FROM old WHERE a.id = old.id
+              RETURNING a.id, a.username, a.name, a.timezone, a.premium, a.created_at, old.value AS old_value
+            ),
+            entry AS (
+              INSERT INTO audit_events (occurred_at, actor, action, account_id, username, changes, request_id, address)
+              SELECT clock_timestamp(), $3, 'account.updated', id, username,
+                     jsonb_build_object('${column}', jsonb_build_object('old', old_value, 'new', $2::text)), $4, $5
+              FROM changed WHERE old_value IS DISTINCT FROM $2::text
+            )
+       SELECT ${ACCOUNT_COLUMNS} FROM changed`,
+      [accountId, value, audit.actor, audit.requestId, audit.address],
+    );
     if (row === undefined) throw accountGone();
     return toAccount(row);
   }
 
-  async deleteAccount(username: string): Promise<void> {
-    // Its keys go in the same statement, through ON DELETE CASCADE.
-    const rows = await this.#query(`DELETE FROM accounts WHERE ${BY_USERNAME} RETURNING id`, [username]);
-    if (rows.length === 0) throw accountNotFound(username);
-  }
-
-  /** One UPDATE that sets one column: the row lock serialises concurrent writers, and neither overwrites the other's column. */
-  async #updateAccount(accountId: number, column: 'name' | 'timezone', value: string, options: AccountUpdateOptions = {}): Promise<Account> {
-    const update = `UPDATE accounts SET ${column} = $2, updated_at = now() WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`;
-    if (options.expect === undefined && options.idempotency === undefined) {
-      const row = await this.#one(update, [accountId, value]);
-      if (row === undefined) throw accountGone();
-      return toAccount(row);
-    }
-    // The row lock taken first holds off every other writer of the account until the condition, the update and the
-    // recorded answer are committed together.
+  /**
+   * The row lock taken first holds off every other writer of the account until the condition, the update, its audit entry
+   * and the recorded answer are committed together; a failed condition rolls back before anything is written.
+   */
+  #updateChecked(accountId: number, column: 'name' | 'timezone', value: string, audit: AuditActor | undefined, options: AccountUpdateOptions): Promise<Account> {
     return this.#transaction(async (query) => {
       const [current] = await query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1 FOR UPDATE`, [accountId]);
       if (current === undefined) throw accountGone();
-      if (options.expect !== undefined && !options.expect(toAccount(current))) throw preconditionFailed();
+      const before = toAccount(current);
+      if (options.expect !== undefined && !options.expect(before)) throw preconditionFailed();
       const idempotency = options.idempotency;
       if (idempotency !== undefined && !(await lockHeldKey(query, idempotency.held))) throw idempotencyKeyInUse();
-      const [row] = await query(update, [accountId, value]);
+      const [row] = await query(`UPDATE accounts SET ${column} = $2, updated_at = now() WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`, [
+        accountId,
+        value,
+      ]);
       const updated = toAccount(row!);
+      if (before[column] !== value) {
+        await this.#audit(query, audit, {
+          action: 'account.updated',
+          accountId: updated.id,
+          username: updated.username,
+          changes: { [column]: { old: before[column], new: value } },
+        });
+      }
       if (idempotency !== undefined) await completeKey(query, idempotency.held, idempotency.answer(updated));
       return updated;
     });
   }
 
-  updateName(accountId: number, name: string, options?: AccountUpdateOptions): Promise<Account> {
-    return this.#updateAccount(accountId, 'name', name, options);
+  updateName(accountId: number, name: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#updateAccount(accountId, 'name', name, audit, options);
   }
 
-  updateTimezone(accountId: number, timezone: string, options?: AccountUpdateOptions): Promise<Account> {
-    return this.#updateAccount(accountId, 'timezone', timezone, options);
+  updateTimezone(accountId: number, timezone: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#updateAccount(accountId, 'timezone', timezone, audit, options);
   }
 
   async claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
@@ -324,31 +469,63 @@ export class PostgresStore implements Store {
     return pruneKeys((text, values) => this.#query(text, values));
   }
 
-  async createKey(username: string, key: NewApiKey): Promise<ApiKeyRecord> {
-    let row: Row | undefined;
+  async #insertKey(query: Query, accountId: number, key: NewApiKey): Promise<ApiKeyRecord> {
     try {
-      // Finding the owner and inserting is one statement: no window in which a half-made key could remain.
-      row = await this.#one(
-        `WITH owner AS (SELECT id, username FROM accounts WHERE ${BY_USERNAME}),
-              k AS (
-                INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at)
-                SELECT $2, owner.id, $3, $4, $5, now() FROM owner
-                RETURNING *
-              )
-         SELECT ${KEY_COLUMNS} FROM k JOIN owner a ON a.id = k.account_id`,
-        [username, key.keyId, Buffer.from(key.hash), key.displayPrefix, key.label],
+      const [row] = await query(
+        `WITH k AS (
+           INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, scope, expires_at, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, now()) RETURNING *
+         )
+         SELECT ${KEY_COLUMNS} FROM k JOIN accounts a ON a.id = k.account_id`,
+        [key.keyId, accountId, Buffer.from(key.hash), key.displayPrefix, key.label, key.scope ?? 'write', key.expiresAt ?? null],
       );
+      return toKey(row!);
     } catch (error) {
       const broken = brokenConstraint(error);
-      if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'api_keys_pkey') {
-        throw keyExists(key.keyId);
-      }
-      // The owner was deleted between the lookup and the insert, by a concurrent transaction.
-      if (broken?.state === FOREIGN_KEY_VIOLATION) throw accountNotFound(username);
+      if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'api_keys_pkey') throw keyExists(key.keyId);
       throw error;
     }
-    if (row === undefined) throw accountNotFound(username);
-    return toKey(row);
+  }
+
+  /** Under the owner's row lock: of two keys added at once past MAX_ACTIVE_KEYS, one is refused. */
+  async #assertRoomForKey(query: Query, accountId: unknown, username: string): Promise<void> {
+    const [row] = await query(ACTIVE_KEYS, [accountId]);
+    if (Number(row!.n) >= MAX_ACTIVE_KEYS) throw tooManyKeys(username, MAX_ACTIVE_KEYS);
+  }
+
+  createKey(username: string, key: NewApiKey, audit?: AuditActor): Promise<ApiKeyRecord> {
+    return this.#transaction(async (query) => {
+      const [owner] = await query(`SELECT id, username FROM accounts WHERE ${BY_USERNAME} FOR UPDATE`, [username]);
+      if (owner === undefined) throw accountNotFound(username);
+      await this.#assertRoomForKey(query, owner.id, String(owner.username));
+      const record = await this.#insertKey(query, Number(owner.id), key);
+      await this.#audit(query, audit, keyCreated(Number(owner.id), record));
+      return record;
+    });
+  }
+
+  rollKey(keyId: string, successor: NewApiKey, oldExpiresAt: Date, audit?: AuditActor): Promise<RolledKey> {
+    return this.#transaction(async (query) => {
+      // The owner's row lock first, as createKey takes it: the count of active keys below cannot race another key's creation.
+      const [owner] = await query('SELECT a.id FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.key_id = $1 FOR UPDATE OF a', [keyId]);
+      if (owner === undefined) throw keyNotFound(keyId);
+      const [row] = await query(
+        `SELECT ${KEY_COLUMNS}, k.expires_at <= now() AS expired FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1 FOR UPDATE OF k`,
+        [keyId],
+      );
+      if (row === undefined) throw keyNotFound(keyId);
+      const old = toKey(row);
+      if (old.revokedAt !== null) throw keyInactive(keyId, `was revoked at ${old.revokedAt}`);
+      if (row.expired === true) throw keyInactive(keyId, `expired at ${old.expiresAt}`);
+      // The overlap never lengthens a key's life: one already due to expire sooner keeps its own time.
+      await query('UPDATE api_keys SET expires_at = least(expires_at, $2), rolled_into = $3 WHERE key_id = $1', [keyId, oldExpiresAt, successor.keyId]);
+      await this.#assertRoomForKey(query, owner.id, old.username);
+      const created = await this.#insertKey(query, Number(owner.id), { ...successor, label: old.label, scope: old.scope, expiresAt: successorExpiry(old) });
+      const [updatedRow] = await query(`SELECT ${KEY_COLUMNS} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1`, [keyId]);
+      const updated = toKey(updatedRow!);
+      await this.#audit(query, audit, keyRolled(Number(owner.id), old, updated, created));
+      return { old: updated, successor: created };
+    });
   }
 
   async listKeys(username: string): Promise<ApiKeyRecord[]> {
@@ -362,23 +539,46 @@ export class PostgresStore implements Store {
     return rows.filter((row) => row.key_id !== null).map(toKey);
   }
 
-  async revokeKey(keyId: string): Promise<ApiKeyRecord> {
-    // Revoking twice keeps the first time: the record says when the key stopped working.
-    const row = await this.#one(
-      `UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now())
-       FROM accounts a WHERE a.id = k.account_id AND k.key_id = $1
-       RETURNING ${KEY_COLUMNS}`,
-      [keyId],
-    );
-    if (row === undefined) {
-      throw keyNotFound(keyId);
-    }
-    return toKey(row);
+  revokeKey(keyId: string, audit?: AuditActor): Promise<ApiKeyRecord> {
+    return this.#transaction(async (query) => {
+      // Revoking twice keeps the first time: the record says when the key stopped working, and the trail says it once.
+      const [before] = await query('SELECT revoked_at FROM api_keys WHERE key_id = $1 FOR UPDATE', [keyId]);
+      if (before === undefined) throw keyNotFound(keyId);
+      const [row] = await query(
+        `UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now())
+         FROM accounts a WHERE a.id = k.account_id AND k.key_id = $1
+         RETURNING ${KEY_COLUMNS}, a.id AS account_id`,
+        [keyId],
+      );
+      if (row === undefined) throw keyNotFound(keyId);
+      const key = toKey(row);
+      if (before.revoked_at === null) {
+        await this.#audit(query, audit, {
+          action: 'key.revoked',
+          accountId: Number(row.account_id),
+          username: key.username,
+          changes: { key_id: { old: keyId, new: keyId }, revoked_at: { old: null, new: key.revokedAt } },
+        });
+      }
+      return key;
+    });
+  }
+
+  recordAudit(event: NewAuditEvent, audit: AuditActor): Promise<AuditEvent> {
+    return this.#transaction((query) => insertAuditEvent(query, audit, event));
+  }
+
+  listAudit(query: AuditQuery = {}): Promise<AuditEvent[]> {
+    return selectAuditEvents((text, values) => this.#query(text, values), query);
+  }
+
+  pruneAudit(before: Date): Promise<number> {
+    return deleteAuditEventsBefore((text, values) => this.#query(text, values), before);
   }
 
   async findCredential(keyId: string): Promise<Credential | null> {
     const row = await this.#one(
-      `SELECT k.key_id, k.secret_hash, k.revoked_at, a.id, a.username, a.name, a.timezone, a.premium, a.created_at
+      `SELECT k.key_id, k.secret_hash, k.revoked_at, k.scope, k.expires_at, a.id, a.username, a.name, a.timezone, a.premium, a.created_at
        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1`,
       [keyId],
     );
@@ -387,12 +587,64 @@ export class PostgresStore implements Store {
       keyId: String(row.key_id),
       hash: row.secret_hash as Buffer, // a Buffer is a Uint8Array: no copy
       revoked: row.revoked_at !== null,
+      scope: String(row.scope) as KeyScope,
+      expiresAtMs: row.expires_at === null ? null : (row.expires_at as Date).getTime(),
       account: toAccount(row),
     };
   }
 
   async touchKey(keyId: string, usedAt: Date): Promise<void> {
     await this.#query('UPDATE api_keys SET last_used_at = $2 WHERE key_id = $1', [keyId, usedAt]);
+  }
+
+  async pageAccounts(afterId: number | null, limit: number): Promise<Account[]> {
+    return (await this.#query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > $1 ORDER BY id LIMIT $2`, [afterId ?? 0, limit])).map(toAccount);
+  }
+
+  async createAdminToken(token: NewAdminToken, audit?: AuditActor): Promise<AdminTokenRecord> {
+    try {
+      return await this.#transaction(async (query) => {
+        const [row] = await query(
+          `INSERT INTO admin_tokens (token_id, secret_hash, display_prefix, label, created_by, created_at)
+           VALUES ($1, $2, $3, $4, $5, now()) RETURNING ${ADMIN_TOKEN_COLUMNS}`,
+          [token.tokenId, Buffer.from(token.hash), token.displayPrefix, token.label, token.createdBy],
+        );
+        const created = toAdminToken(row!);
+        await this.#audit(query, audit, adminTokenCreated(created));
+        return created;
+      });
+    } catch (error) {
+      const broken = brokenConstraint(error);
+      if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'admin_tokens_pkey') throw adminTokenExists(token.tokenId);
+      throw error;
+    }
+  }
+
+  async listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return (await this.#query(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens ORDER BY created_at, token_id`)).map(toAdminToken);
+  }
+
+  async revokeAdminToken(tokenId: string, audit?: AuditActor): Promise<AdminTokenRecord> {
+    return this.#transaction(async (query) => {
+      // The row lock makes two revocations at once record one entry: the second finds it revoked already.
+      const [before] = await query(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE token_id = $1 FOR UPDATE`, [tokenId]);
+      if (before === undefined) throw adminTokenNotFound(tokenId);
+      if (before.revoked_at !== null) return toAdminToken(before);
+      const [row] = await query(`UPDATE admin_tokens SET revoked_at = now() WHERE token_id = $1 RETURNING ${ADMIN_TOKEN_COLUMNS}`, [tokenId]);
+      const revoked = toAdminToken(row!);
+      await this.#audit(query, audit, adminTokenRevoked(revoked));
+      return revoked;
+    });
+  }
+
+  async findAdminToken(tokenId: string): Promise<AdminCredential | null> {
+    const row = await this.#one('SELECT token_id, secret_hash, revoked_at FROM admin_tokens WHERE token_id = $1', [tokenId]);
+    if (row === undefined) return null;
+    return { tokenId: String(row.token_id), hash: row.secret_hash as Buffer, revoked: row.revoked_at !== null };
+  }
+
+  async touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
+    await this.#query('UPDATE admin_tokens SET last_used_at = $2 WHERE token_id = $1', [tokenId, usedAt]);
   }
 
   async ping(): Promise<void> {

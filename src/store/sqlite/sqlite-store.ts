@@ -4,26 +4,51 @@ import { dirname, join } from 'node:path';
 import { backup, DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { DomainError } from '../../domain/errors.ts';
-import type {
-  Account,
-  AccountUpdateOptions,
-  ApiKeyRecord,
-  Credential,
-  HeldIdempotencyKey,
-  IdempotencyClaimOutcome,
-  IdempotencyKeyClaim,
-  MigrateOptions,
-  MigrationReport,
-  NewAccount,
-  NewApiKey,
-  Store,
-  StoredAnswer,
+import {
+  MAX_ACTIVE_KEYS,
+  type Account,
+  type AccountUpdateOptions,
+  type AdminCredential,
+  type AdminTokenRecord,
+  type ApiKeyRecord,
+  type AuditActor,
+  type AuditEvent,
+  type AuditQuery,
+  type Credential,
+  type HeldIdempotencyKey,
+  type IdempotencyClaimOutcome,
+  type IdempotencyKeyClaim,
+  type KeyScope,
+  type MigrateOptions,
+  type MigrationReport,
+  type NewAccount,
+  type NewAdminToken,
+  type NewApiKey,
+  type NewAuditEvent,
+  type RolledKey,
+  type Store,
+  type StoredAnswer,
 } from '../store.ts';
 import { assertNotNewer, assertSchemaCurrent, loadMigrations, type Migration } from '../migrations.ts';
 import { CredentialCache } from '../credential-cache.ts';
 import { assertEnvironment, environmentUnrecorded } from '../deployment.ts';
-import { accountGone, accountNotFound, idempotencyKeyInUse, keyExists, keyNotFound, preconditionFailed, usernameTaken } from '../store-errors.ts';
+import {
+  accountGone,
+  accountNotFound,
+  adminTokenExists,
+  adminTokenNotFound,
+  idempotencyKeyInUse,
+  keyExists,
+  keyInactive,
+  keyNotFound,
+  preconditionFailed,
+  tooManyKeys,
+  usernameTaken,
+} from '../store-errors.ts';
 import { claimKey, completeKey, holdsKey, pruneKeys, releaseKey } from './idempotency-keys.ts';
+import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
+import { accountCreated, accountDeleted, keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
+import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents } from './audit-rows.ts';
 import { readEnvironment, recordEnvironment } from './deployment.ts';
 import { retryWhileLocked } from './lock-wait.ts';
 import { isBusy, SQLITE_CONSTRAINT_FOREIGNKEY, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
@@ -49,6 +74,7 @@ interface QueuedUpdate extends QueuedWrite {
   readonly accountId: number;
   readonly column: 'name' | 'timezone';
   readonly value: string;
+  readonly audit: AuditActor | undefined;
   readonly options: AccountUpdateOptions | undefined;
   succeed(account: Account): void;
 }
@@ -79,11 +105,28 @@ function toKey(row: Row): ApiKeyRecord {
     username: String(row.username),
     label: row.label === null ? null : String(row.label),
     displayPrefix: String(row.display_prefix),
+    scope: String(row.scope) as KeyScope,
+    createdAt: String(row.created_at),
+    expiresAt: row.expires_at === null ? null : String(row.expires_at),
+    lastUsedAt: row.last_used_at === null ? null : String(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : String(row.revoked_at),
+    rolledInto: row.rolled_into === null ? null : String(row.rolled_into),
+  };
+}
+
+function toAdminToken(row: Row): AdminTokenRecord {
+  return {
+    tokenId: String(row.token_id),
+    label: String(row.label),
+    displayPrefix: String(row.display_prefix),
+    createdBy: String(row.created_by),
     createdAt: String(row.created_at),
     lastUsedAt: row.last_used_at === null ? null : String(row.last_used_at),
     revokedAt: row.revoked_at === null ? null : String(row.revoked_at),
   };
 }
+
+const ADMIN_TOKEN_COLUMNS = 'token_id, label, display_prefix, created_by, created_at, last_used_at, revoked_at';
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -112,7 +155,9 @@ const UPDATE_ACCOUNT = {
   timezone: `UPDATE accounts SET timezone = ?, updated_at = ? WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`,
 } as const;
 const KEY_COLUMNS =
-  'k.key_id, a.username, k.label, k.display_prefix, k.created_at, k.last_used_at, k.revoked_at';
+  'k.key_id, a.username, k.label, k.display_prefix, k.scope, k.created_at, k.expires_at, k.last_used_at, k.revoked_at, k.rolled_into';
+/** Keys that still open the account at `?` (an ISO instant; every stored time is one, so text order is time order). */
+const ACTIVE_KEYS = 'SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)';
 const STAMP_KEY = 'UPDATE api_keys SET last_used_at = ? WHERE key_id = ?';
 /** sqlite3_backup_step's page count: all of them in one step (node:sqlite refuses -1, SQLite's own "all"). */
 const EVERY_PAGE = 2 ** 31 - 1;
@@ -254,15 +299,28 @@ export class SqliteStore implements Store {
     }
   }
 
-  createAccount(account: NewAccount): Promise<Account> {
-    return this.#run(() => this.#insertAccount(account));
+  /** The entry beside the change, when the caller says who made it. */
+  #audit(audit: AuditActor | undefined, event: NewAuditEvent): void {
+    if (audit !== undefined) insertAuditEvent((sql) => this.#statement(sql), audit, event);
   }
 
-  createAccountWithKey(account: NewAccount, key: NewApiKey): Promise<Account> {
+  createAccount(account: NewAccount, audit?: AuditActor): Promise<Account> {
     return this.#run(() =>
       this.#transaction(() => {
         const created = this.#insertAccount(account);
-        this.#insertKey(created.id, key);
+        this.#audit(audit, accountCreated(created));
+        return created;
+      }),
+    );
+  }
+
+  createAccountWithKey(account: NewAccount, key: NewApiKey, audit?: AuditActor): Promise<Account> {
+    return this.#run(() =>
+      this.#transaction(() => {
+        const created = this.#insertAccount(account);
+        this.#audit(audit, accountCreated(created));
+        const record = this.#insertKey(created.id, key);
+        this.#audit(audit, keyCreated(created.id, record));
         return created;
       }),
     );
@@ -287,50 +345,76 @@ export class SqliteStore implements Store {
     return this.#run(() => Number((this.#statement('SELECT count(*) AS n FROM accounts').get() as Row).n));
   }
 
-  setPremium(username: string, premium: boolean): Promise<Account> {
+  setPremium(username: string, premium: boolean, audit?: AuditActor): Promise<Account> {
     return this.#run(() => {
-      const row = this.#statement(
-        `UPDATE accounts SET premium = ?, updated_at = ? WHERE username = ? RETURNING ${ACCOUNT_COLUMNS}`,
-      ).get(premium ? 1 : 0, new Date().toISOString(), username);
-      if (row === undefined) throw accountNotFound(username);
-      const updated = toAccount(row as Row);
+      const updated = this.#transaction(() => {
+        const before = this.#statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE username = ?`).get(username);
+        if (before === undefined) throw accountNotFound(username);
+        return this.#setPremium(toAccount(before as Row), premium, audit);
+      });
       this.#credentials.accountChanged(updated);
       return updated;
     });
   }
 
-  updatePremium(accountId: number, premium: boolean): Promise<Account> {
+  updatePremium(accountId: number, premium: boolean, audit?: AuditActor): Promise<Account> {
     return this.#run(() => {
-      const row = this.#statement(`UPDATE accounts SET premium = ?, updated_at = ? WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`).get(
-        premium ? 1 : 0,
-        new Date().toISOString(),
-        accountId,
-      );
-      if (row === undefined) throw accountGone();
-      const updated = toAccount(row as Row);
+      const updated = this.#transaction(() => {
+        const before = this.#statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`).get(accountId);
+        if (before === undefined) throw accountGone();
+        return this.#setPremium(toAccount(before as Row), premium, audit);
+      });
       this.#credentials.accountChanged(updated);
       return updated;
     });
   }
 
-  deleteAccount(username: string): Promise<void> {
+  #setPremium(before: Account, premium: boolean, audit: AuditActor | undefined): Account {
+    const row = this.#statement(`UPDATE accounts SET premium = ?, updated_at = ? WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`).get(
+      premium ? 1 : 0,
+      new Date().toISOString(),
+      before.id,
+    );
+    const updated = toAccount(row as Row);
+    if (before.premium !== premium) {
+      this.#audit(audit, {
+        action: 'account.premium_changed',
+        accountId: updated.id,
+        username: updated.username,
+        changes: { premium: { old: before.premium, new: premium } },
+      });
+    }
+    return updated;
+  }
+
+  deleteAccount(username: string, audit?: AuditActor): Promise<void> {
     return this.#run(() => {
-      const result = this.#statement('DELETE FROM accounts WHERE username = ?').run(username);
-      // Its keys go with it (ON DELETE CASCADE): simplest to forget everything, deletions are rare.
-      this.#credentials.clear();
-      if (result.changes === 0) throw accountNotFound(username);
+      try {
+        this.#transaction(() => {
+          const row = this.#statement(`DELETE FROM accounts WHERE username = ? RETURNING ${ACCOUNT_COLUMNS}`).get(username);
+          if (row === undefined) throw accountNotFound(username);
+          this.#audit(audit, accountDeleted(toAccount(row as Row)));
+        });
+      } finally {
+        // Its keys go with it (ON DELETE CASCADE): simplest to forget everything, deletions are rare.
+        this.#credentials.clear();
+      }
     });
   }
 
   /**
-   * Runs inside the batch's transaction, which holds the write lock: the conditions are checked before anything is written,
-   * so a failed one leaves the batch's other writes as they are.
+   * One update of the batch, run inside the batch's transaction, which holds the write lock. Every condition (If-Match, the
+   * idempotency key still held) is checked before anything is written, so a failed one leaves the batch's other writes as
+   * they are; then the account, its audit entry (when the value changed) and the key's answer are written together.
    */
-  #updateAccount(accountId: number, column: 'name' | 'timezone', value: string, options: AccountUpdateOptions = {}): Account {
-    if (options.expect !== undefined) {
+  #updateAccount(write: QueuedUpdate): Account {
+    const { accountId, column, value, audit, options = {} } = write;
+    let before: Account | undefined;
+    if (options.expect !== undefined || audit !== undefined) {
       const current = this.#statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`).get(accountId);
       if (current === undefined) throw accountGone();
-      if (!options.expect(toAccount(current as Row))) throw preconditionFailed();
+      before = toAccount(current as Row);
+      if (options.expect !== undefined && !options.expect(before)) throw preconditionFailed();
     }
     const statement = (sql: string) => this.#statement(sql);
     if (options.idempotency !== undefined && !holdsKey(statement, options.idempotency.held)) throw idempotencyKeyInUse();
@@ -339,21 +423,35 @@ export class SqliteStore implements Store {
       throw accountGone();
     }
     const updated = toAccount(row as Row);
+    if (before !== undefined && before[column] !== value) {
+      this.#audit(audit, {
+        action: 'account.updated',
+        accountId: updated.id,
+        username: updated.username,
+        changes: { [column]: { old: before[column], new: value } },
+      });
+    }
     if (options.idempotency !== undefined) completeKey(statement, options.idempotency.held, options.idempotency.answer(updated));
     return updated;
   }
 
-  updateName(accountId: number, name: string, options?: AccountUpdateOptions): Promise<Account> {
-    return this.#queueUpdate(accountId, 'name', name, options);
+  updateName(accountId: number, name: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#queueUpdate(accountId, 'name', name, audit, options);
   }
 
-  updateTimezone(accountId: number, timezone: string, options?: AccountUpdateOptions): Promise<Account> {
-    return this.#queueUpdate(accountId, 'timezone', timezone, options);
+  updateTimezone(accountId: number, timezone: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#queueUpdate(accountId, 'timezone', timezone, audit, options);
   }
 
-  /** Group commit (write-queue.ts): answered once the batch holding this update is committed. */
-  #queueUpdate(accountId: number, column: 'name' | 'timezone', value: string, options: AccountUpdateOptions | undefined): Promise<Account> {
-    return new Promise((succeed, fail) => this.#writes.add({ accountId, column, value, options, deadline: 0, succeed, fail }));
+  /** Group commit (write-queue.ts): answered once the batch holding this update (its audit entry and its answer) is committed. */
+  #queueUpdate(
+    accountId: number,
+    column: 'name' | 'timezone',
+    value: string,
+    audit: AuditActor | undefined,
+    options: AccountUpdateOptions | undefined,
+  ): Promise<Account> {
+    return new Promise((succeed, fail) => this.#writes.add({ accountId, column, value, audit, options, deadline: 0, succeed, fail }));
   }
 
   claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
@@ -388,7 +486,7 @@ export class SqliteStore implements Store {
           return undefined;
         }
         try {
-          return this.#updateAccount(write.accountId, write.column, write.value, write.options);
+          return this.#updateAccount(write);
         } catch (error) {
           // A deleted account fails its own update only; anything from the engine fails the batch (rolled back).
           if (!(error instanceof DomainError)) throw error;
@@ -410,29 +508,73 @@ export class SqliteStore implements Store {
     }
   };
 
-  #insertKey(accountId: number, key: NewApiKey): void {
+  #insertKey(accountId: number, key: NewApiKey): ApiKeyRecord {
     try {
       this.#statement(
-        `INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-      ).run(key.keyId, accountId, key.hash, key.displayPrefix, key.label, new Date().toISOString());
+        `INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, scope, expires_at, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        key.keyId,
+        accountId,
+        key.hash,
+        key.displayPrefix,
+        key.label,
+        key.scope ?? 'write',
+        key.expiresAt?.toISOString() ?? null,
+        new Date().toISOString(),
+      );
     } catch (error) {
       if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) {
         throw keyExists(key.keyId);
       }
       throw error;
     }
+    return this.#keyById(key.keyId)!;
   }
 
-  createKey(username: string, key: NewApiKey): Promise<ApiKeyRecord> {
+  /** Inside the transaction that adds a key: refuses the one past MAX_ACTIVE_KEYS. */
+  #assertRoomForKey(accountId: number, username: string): void {
+    const active = Number((this.#statement(ACTIVE_KEYS).get(accountId, new Date().toISOString()) as Row).n);
+    if (active >= MAX_ACTIVE_KEYS) throw tooManyKeys(username, MAX_ACTIVE_KEYS);
+  }
+
+  createKey(username: string, key: NewApiKey, audit?: AuditActor): Promise<ApiKeyRecord> {
     return this.#run(() =>
       this.#transaction(() => {
-        const owner = this.#statement('SELECT id FROM accounts WHERE username = ?').get(username);
+        const owner = this.#statement('SELECT id, username FROM accounts WHERE username = ?').get(username);
         if (owner === undefined) throw accountNotFound(username);
-        this.#insertKey(Number(owner.id), key);
-        return this.#keyById(key.keyId)!;
+        this.#assertRoomForKey(Number(owner.id), String(owner.username));
+        const record = this.#insertKey(Number(owner.id), key);
+        this.#audit(audit, keyCreated(Number(owner.id), record));
+        return record;
       }),
     );
+  }
+
+  rollKey(keyId: string, successor: NewApiKey, oldExpiresAt: Date, audit?: AuditActor): Promise<RolledKey> {
+    return this.#run(() => {
+      const rolled = this.#transaction(() => {
+        const row = this.#statement(
+          `SELECT ${KEY_COLUMNS}, k.account_id FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`,
+        ).get(keyId) as Row | undefined;
+        if (row === undefined) throw keyNotFound(keyId);
+        const old = toKey(row);
+        const accountId = Number(row.account_id);
+        const now = new Date().toISOString();
+        if (old.revokedAt !== null) throw keyInactive(keyId, `was revoked at ${old.revokedAt}`);
+        if (old.expiresAt !== null && old.expiresAt <= now) throw keyInactive(keyId, `expired at ${old.expiresAt}`);
+        // The overlap never lengthens a key's life: one already due to expire sooner keeps its own time.
+        const expiresAt = old.expiresAt !== null && old.expiresAt < oldExpiresAt.toISOString() ? old.expiresAt : oldExpiresAt.toISOString();
+        this.#statement('UPDATE api_keys SET expires_at = ?, rolled_into = ? WHERE key_id = ?').run(expiresAt, successor.keyId, keyId);
+        this.#assertRoomForKey(accountId, old.username);
+        const created = this.#insertKey(accountId, { ...successor, label: old.label, scope: old.scope, expiresAt: successorExpiry(old) });
+        const updated = this.#keyById(keyId)!;
+        this.#audit(audit, keyRolled(accountId, old, updated, created));
+        return { old: updated, successor: created };
+      });
+      this.#credentials.keyChanged(keyId);
+      return rolled;
+    });
   }
 
   #keyById(keyId: string): ApiKeyRecord | null {
@@ -454,37 +596,70 @@ export class SqliteStore implements Store {
     });
   }
 
-  revokeKey(keyId: string): Promise<ApiKeyRecord> {
+  revokeKey(keyId: string, audit?: AuditActor): Promise<ApiKeyRecord> {
     return this.#run(() => {
-      // Revoking twice keeps the first time: the record says when the key stopped working.
-      this.#statement('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE key_id = ?').run(
-        new Date().toISOString(),
-        keyId,
-      );
+      const key = this.#transaction(() => {
+        // Revoking twice keeps the first time: the record says when the key stopped working, and the trail says it once.
+        const revoked = this.#statement(
+          'UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL RETURNING account_id',
+        ).get(new Date().toISOString(), keyId);
+        const key = this.#keyById(keyId);
+        if (key === null) throw keyNotFound(keyId);
+        if (revoked !== undefined) {
+          this.#audit(audit, {
+            action: 'key.revoked',
+            accountId: Number(revoked.account_id),
+            username: key.username,
+            changes: { key_id: { old: keyId, new: keyId }, revoked_at: { old: null, new: key.revokedAt } },
+          });
+        }
+        return key;
+      });
       this.#credentials.keyChanged(keyId);
-      const key = this.#keyById(keyId);
-      if (key === null) {
-        throw keyNotFound(keyId);
-      }
       return key;
     });
   }
 
-  findCredential(keyId: string): Promise<Credential | null> {
+  recordAudit(event: NewAuditEvent, audit: AuditActor): Promise<AuditEvent> {
+    return this.#run(() => this.#transaction(() => insertAuditEvent((sql) => this.#statement(sql), audit, event)));
+  }
+
+  listAudit(query: AuditQuery = {}): Promise<AuditEvent[]> {
+    return this.#run(() => selectAuditEvents((sql) => this.#statement(sql), query));
+  }
+
+  pruneAudit(before: Date): Promise<number> {
+    return this.#run(() => deleteAuditEventsBefore((sql) => this.#statement(sql), before));
+  }
+
+  findCredential(keyId: string): Credential | null | Promise<Credential | null> {
+    // Answered at once when the cache holds the key and no other connection has committed since: no promise to wait for.
+    if (this.#credentials.enabled) {
+      try {
+        this.#refreshCache();
+        const cached = this.#credentials.get(keyId);
+        if (cached !== undefined) return cached;
+      } catch {
+        // Locked (a WAL recovery in another connection): the read below waits for it on timers.
+      }
+    }
     return this.#run(() => {
       if (this.#credentials.enabled) this.#refreshCache();
       const cached = this.#credentials.get(keyId);
       if (cached !== undefined) return cached;
       const row = this.#statement(
-        `SELECT k.key_id, k.secret_hash, k.revoked_at, a.id, a.username, a.name, a.timezone, a.premium, a.created_at
+        `SELECT k.key_id, k.secret_hash, k.revoked_at, k.scope, k.expires_at, a.id, a.username, a.name, a.timezone, a.premium, a.created_at
          FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`,
       ).get(keyId) as Row | undefined;
       // Unknown key ids are not cached: a guesser cannot fill the cache, and every miss costs the same read.
       if (row === undefined) return null;
-      const credential = {
+      const credential: Credential = {
         keyId: String(row.key_id),
         hash: row.secret_hash as Uint8Array,
         revoked: row.revoked_at !== null,
+        scope: String(row.scope) as KeyScope,
+        // The expiry, not a verdict: the caller compares it to its clock at every request, so the cache never goes stale on it.
+        expiresAtMs: row.expires_at === null ? null : Date.parse(String(row.expires_at)),
         account: toAccount(row),
       };
       this.#credentials.set(credential);
@@ -522,6 +697,74 @@ export class SqliteStore implements Store {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     }
+  }
+
+  pageAccounts(afterId: number | null, limit: number): Promise<Account[]> {
+    return this.#run(() =>
+      this.#statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > ? ORDER BY id LIMIT ?`)
+        .all(afterId ?? 0, limit)
+        .map((row) => toAccount(row as Row)),
+    );
+  }
+
+  createAdminToken(token: NewAdminToken, audit?: AuditActor): Promise<AdminTokenRecord> {
+    return this.#run(() =>
+      this.#transaction(() => {
+        let created: AdminTokenRecord;
+        try {
+          const row = this.#statement(
+            `INSERT INTO admin_tokens (token_id, secret_hash, display_prefix, label, created_by, created_at)
+             VALUES (?, ?, ?, ?, ?, ?) RETURNING ${ADMIN_TOKEN_COLUMNS}`,
+          ).get(token.tokenId, token.hash, token.displayPrefix, token.label, token.createdBy, new Date().toISOString());
+          created = toAdminToken(row as Row);
+        } catch (error) {
+          if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) throw adminTokenExists(token.tokenId);
+          throw error;
+        }
+        this.#audit(audit, adminTokenCreated(created));
+        return created;
+      }),
+    );
+  }
+
+  listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return this.#run(() =>
+      this.#statement(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens ORDER BY created_at, token_id`)
+        .all()
+        .map((row) => toAdminToken(row as Row)),
+    );
+  }
+
+  revokeAdminToken(tokenId: string, audit?: AuditActor): Promise<AdminTokenRecord> {
+    return this.#run(() =>
+      this.#transaction(() => {
+        const before = this.#statement(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE token_id = ?`).get(tokenId);
+        if (before === undefined) throw adminTokenNotFound(tokenId);
+        if ((before as Row).revoked_at !== null) return toAdminToken(before as Row);
+        const row = this.#statement(`UPDATE admin_tokens SET revoked_at = ? WHERE token_id = ? RETURNING ${ADMIN_TOKEN_COLUMNS}`).get(
+          new Date().toISOString(),
+          tokenId,
+        );
+        const revoked = toAdminToken(row as Row);
+        this.#audit(audit, adminTokenRevoked(revoked));
+        return revoked;
+      }),
+    );
+  }
+
+  findAdminToken(tokenId: string): Promise<AdminCredential | null> {
+    return this.#run(() => {
+      // Never cached: the admin port is quiet, and a revocation by the CLI must hold from the next request.
+      const row = this.#statement('SELECT token_id, secret_hash, revoked_at FROM admin_tokens WHERE token_id = ?').get(tokenId) as Row | undefined;
+      if (row === undefined) return null;
+      return { tokenId: String(row.token_id), hash: row.secret_hash as Uint8Array, revoked: row.revoked_at !== null };
+    });
+  }
+
+  touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
+    return this.#run(() => {
+      this.#statement('UPDATE admin_tokens SET last_used_at = ? WHERE token_id = ?').run(usedAt.toISOString(), tokenId);
+    });
   }
 
   ping(): Promise<void> {

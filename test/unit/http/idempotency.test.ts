@@ -21,7 +21,7 @@ function request(headers: Record<string, string>): FastifyRequest {
   return {
     headers,
     method: 'POST',
-    routeOptions: { url: '/api/v0/user' },
+    routeFacts: { url: '/api/v0/user' },
     body: { name: 'Alice' },
     caller: { id: 7 },
     log: { warn: () => undefined },

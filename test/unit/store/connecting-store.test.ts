@@ -161,7 +161,7 @@ describe('ConnectingStore', () => {
     assert.equal(settled, false, 'connect settled after close');
   });
 
-  test('once prepared, passes conditions and idempotency keys through to the engine untouched', async () => {
+  test('once prepared, passes the actor, conditions and idempotency keys through to the engine untouched', async () => {
     const seen: unknown[][] = [];
     const record =
       (name: string) =>
@@ -183,10 +183,11 @@ describe('ConnectingStore', () => {
     await assert.rejects(store.claimIdempotencyKey({} as never), isCode('store_unavailable'));
     await assert.rejects(store.pruneIdempotencyKeys(), isCode('store_unavailable'));
     await store.connect({ prepare: async () => 'prepared', retryable: isStoreUnavailable, log: recordingLog(), target: 'the fake', delays: quick });
+    const actor = { actor: 'key:AAAABBBBCCCC', requestId: 'r1', address: '203.0.113.7' };
     const options = { expect: () => true };
     const held = { accountId: 1, key: 'k', token: 't' };
-    await store.updateName(1, 'n', options);
-    await store.updateTimezone(1, 'UTC', options);
+    await store.updateName(1, 'n', actor, options);
+    await store.updateTimezone(1, 'UTC', actor, options);
     await store.claimIdempotencyKey({ ...held, fingerprint: 'f', leaseMs: 1, ttlMs: 2 });
     await store.completeIdempotencyKey(held, { status: 200, headers: {}, body: new Uint8Array() });
     await store.releaseIdempotencyKey(held);
@@ -195,7 +196,9 @@ describe('ConnectingStore', () => {
       seen.map(([name]) => name),
       ['updateName', 'updateTimezone', 'claimIdempotencyKey', 'completeIdempotencyKey', 'releaseIdempotencyKey', 'pruneIdempotencyKeys'],
     );
-    assert.equal(seen[0]![3], options, 'updateName lost its conditions');
-    assert.equal(seen[1]![3], options, 'updateTimezone lost its conditions');
+    assert.equal(seen[0]![3], actor, 'updateName lost its actor');
+    assert.equal(seen[0]![4], options, 'updateName lost its conditions');
+    assert.equal(seen[1]![3], actor, 'updateTimezone lost its actor');
+    assert.equal(seen[1]![4], options, 'updateTimezone lost its conditions');
   });
 });

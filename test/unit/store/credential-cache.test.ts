@@ -10,7 +10,7 @@ function account(id: number, name = `user ${id}`): Account {
 }
 
 function credential(keyId: string, owner: Account, revoked = false): Credential {
-  return { keyId, hash: new Uint8Array(32), revoked, account: owner };
+  return { keyId, hash: new Uint8Array(32), revoked, scope: 'write', expiresAtMs: null, account: owner };
 }
 
 test('holds at most maxEntries keys, dropping the oldest first', () => {

@@ -1,6 +1,6 @@
 -- Idempotency keys of POST /user and POST /settings, per account: claimed while the request runs (token, locked_until), then
 -- holding the answer to replay (status, headers, body) until expires_at, after which the key is free and pruning deletes it.
--- Times are milliseconds since the epoch, compared in SQL. Numbered 003 on its branch: renumbered 005 at merge.
+-- Times are milliseconds since the epoch, compared in SQL.
 CREATE TABLE idempotency_keys (
   account_id    INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
   key           TEXT    NOT NULL,

@@ -1,6 +1,6 @@
 -- Idempotency keys of POST /user and POST /settings, per account: claimed while the request runs (token, locked_until), then
 -- holding the answer to replay (status, headers, body) until expires_at, after which the key is free and pruning deletes it.
--- Times are the database's (now()), so instances with skewed clocks agree. Numbered 003 on its branch: renumbered 005 at merge.
+-- Times are the database's (now()), so instances with skewed clocks agree.
 CREATE TABLE idempotency_keys (
   account_id    bigint      NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
   key           text        NOT NULL,

@@ -1,0 +1,142 @@
+// AdminClient: one typed method per operation of the admin API (/admin/v0, ADMIN_PORT), authenticated by an admin token.
+import { AccountApiError } from './account-api-error.ts';
+import { DEFAULT_USER_AGENT } from './client.ts';
+import { exchange, failureOf, type Call, type TransportOptions } from './transport.ts';
+import type {
+  AdminAccount,
+  AdminAccountChange,
+  AdminAuditEntry,
+  AdminDeletedAccount,
+  AdminIssuedKey,
+  AdminKey,
+  AdminRolledKey,
+  AuditRequest,
+  NewAdminAccount,
+  NewAdminKey,
+  Page,
+  PageRequest,
+} from './admin-types.ts';
+
+export interface AdminClientOptions {
+  /** Where the admin listener is, without `/admin/v0`, such as `http://127.0.0.1:8082`. */
+  readonly baseUrl: string;
+  /** An admin token (aapi_admin_...) from `account-api admin-tokens create`. */
+  readonly token: string;
+  /** Per attempt, body included. Default 10000. */
+  readonly timeoutMs?: number;
+  /** Retries after the first attempt, for 429 and 503 (any method) and network failures or timeouts (GET only). Default 2. */
+  readonly retries?: number;
+  readonly retryBaseDelayMs?: number;
+  readonly maxRetryDelayMs?: number;
+  readonly fetch?: typeof globalThis.fetch;
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly userAgent?: string;
+}
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const segment = encodeURIComponent;
+
+/** Only the parameters given, as strings: the admin API takes forms, where true is the text "true". */
+function formOf(values: Readonly<Record<string, string | number | boolean | undefined>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])));
+}
+
+function queryOf(values: Readonly<Record<string, string | number | undefined>>): string {
+  const query = new URLSearchParams(formOf(values)).toString();
+  return query === '' ? '' : `?${query}`;
+}
+
+export class AdminClient {
+  readonly baseUrl: string;
+  readonly #transport: TransportOptions;
+
+  constructor(options: AdminClientOptions) {
+    if (!/^aapi_admin_/.test(options.token)) {
+      // Refused before anything is sent: an API key must not travel to the admin port, nor a typo be sent at all.
+      throw new AccountApiError({ status: 0, code: 'wrong_credential_kind', message: 'AdminClient takes an admin token (aapi_admin_...), not an API key.' });
+    }
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    const positive = (name: string, value: number | undefined, fallback: number, min: number) => {
+      if (value === undefined) return fallback;
+      if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${name} must be an integer of at least ${min}; got ${value}.`);
+      return value;
+    };
+    this.#transport = {
+      apiUrl: `${this.baseUrl}/admin/v0`,
+      headers: { accept: 'application/json', 'user-agent': options.userAgent ?? DEFAULT_USER_AGENT, authorization: `Bearer ${options.token}` },
+      timeoutMs: positive('timeoutMs', options.timeoutMs, 10_000, 1),
+      retry: {
+        retries: positive('retries', options.retries, 2, 0),
+        baseDelayMs: positive('retryBaseDelayMs', options.retryBaseDelayMs, 500, 0),
+        maxDelayMs: positive('maxRetryDelayMs', options.maxRetryDelayMs, 30_000, 0),
+      },
+      fetch: options.fetch ?? globalThis.fetch,
+      sleep: options.sleep ?? wait,
+    };
+  }
+
+  /** POST /accounts: 201 with the account; 409 username_taken, 400 invalid_username / invalid_name / invalid_timezone. */
+  async createAccount(account: NewAdminAccount): Promise<AdminAccount> {
+    return (await this.#success<AdminAccount>({ method: 'POST', path: '/accounts', form: formOf({ ...account }) })).data;
+  }
+
+  /** GET /accounts: one page, oldest first. */
+  async listAccounts(request: PageRequest = {}): Promise<Page<AdminAccount>> {
+    return this.#page<AdminAccount>(`/accounts${queryOf({ limit: request.limit, cursor: request.cursor })}`);
+  }
+
+  /** GET /accounts/{username}: 404 account_not_found when there is none. */
+  async getAccount(username: string): Promise<AdminAccount> {
+    return (await this.#success<AdminAccount>({ method: 'GET', path: `/accounts/${segment(username)}` })).data;
+  }
+
+  /** PATCH /accounts/{username}: premium, name and/or timezone. */
+  async updateAccount(username: string, change: AdminAccountChange): Promise<AdminAccount> {
+    return (await this.#success<AdminAccount>({ method: 'PATCH', path: `/accounts/${segment(username)}`, form: formOf({ ...change }) })).data;
+  }
+
+  /** DELETE /accounts/{username}: the account and all of its keys. */
+  async deleteAccount(username: string): Promise<AdminDeletedAccount> {
+    return (await this.#success<AdminDeletedAccount>({ method: 'DELETE', path: `/accounts/${segment(username)}` })).data;
+  }
+
+  /** POST /accounts/{username}/keys: the key itself is in the answer, this once. */
+  async createKey(username: string, key: NewAdminKey = {}): Promise<AdminIssuedKey> {
+    return (await this.#success<AdminIssuedKey>({ method: 'POST', path: `/accounts/${segment(username)}/keys`, form: formOf({ ...key }) })).data;
+  }
+
+  /** GET /accounts/{username}/keys: every key, never a secret. */
+  async listKeys(username: string): Promise<AdminKey[]> {
+    return (await this.#success<AdminKey[]>({ method: 'GET', path: `/accounts/${segment(username)}/keys` })).data;
+  }
+
+  /** POST /keys/{key_id}/roll: the old key keeps working for `overlap` (default 24h; '0' stops it at once). */
+  async rollKey(keyId: string, options: { readonly overlap?: string } = {}): Promise<AdminRolledKey> {
+    return (await this.#success<AdminRolledKey>({ method: 'POST', path: `/keys/${segment(keyId)}/roll`, form: formOf({ overlap: options.overlap }) })).data;
+  }
+
+  /** DELETE /keys/{key_id}: revokes it; servers refuse it from the next request. */
+  async revokeKey(keyId: string): Promise<AdminKey> {
+    return (await this.#success<AdminKey>({ method: 'DELETE', path: `/keys/${segment(keyId)}` })).data;
+  }
+
+  /** GET /audit: one page of the trail, newest first. */
+  async readAudit(request: AuditRequest = {}): Promise<Page<AdminAuditEntry>> {
+    const { username, since, until, limit, cursor } = request;
+    return this.#page<AdminAuditEntry>(`/audit${queryOf({ username, since, until, limit, cursor })}`);
+  }
+
+  async #page<T>(path: string): Promise<Page<T>> {
+    const envelope = await this.#success<T[], { next_cursor: string | null }>({ method: 'GET', path });
+    return { items: envelope.data, nextCursor: envelope.meta.next_cursor ?? null };
+  }
+
+  async #success<Data, Meta = Record<string, never>>(call: Call): Promise<{ data: Data; meta: Meta }> {
+    const answer = await exchange(this.#transport, call);
+    const body = answer.body as { status?: string; data?: Data; meta?: Meta } | undefined;
+    if (answer.status >= 200 && answer.status < 300 && body?.status === 'success' && body.data !== undefined) {
+      return { data: body.data, meta: (body.meta ?? {}) as Meta };
+    }
+    throw failureOf(answer, `${call.method} ${call.path}`);
+  }
+}

@@ -1,0 +1,99 @@
+// The admin API's payloads (/admin/v0), as its OpenAPI document describes them.
+
+export interface AdminAccount {
+  readonly user_id: number;
+  readonly username: string;
+  readonly name: string;
+  readonly timezone: string;
+  readonly premium: boolean;
+  readonly created_at: string;
+}
+
+export interface NewAdminAccount {
+  readonly username: string;
+  /** Default: the username. */
+  readonly name?: string;
+  /** Default: UTC. */
+  readonly timezone?: string;
+  /** Default: false. */
+  readonly premium?: boolean;
+}
+
+/** At least one of them. */
+export interface AdminAccountChange {
+  readonly premium?: boolean;
+  readonly name?: string;
+  readonly timezone?: string;
+}
+
+export interface AdminKey {
+  readonly key_id: string;
+  readonly username: string;
+  readonly label: string | null;
+  readonly prefix: string;
+  readonly scope: 'read' | 'write';
+  readonly created_at: string;
+  readonly expires_at: string | null;
+  readonly last_used_at: string | null;
+  readonly revoked_at: string | null;
+  readonly rolled_into: string | null;
+}
+
+/** A key just issued: `key` is the whole key, shown this once. */
+export interface AdminIssuedKey extends AdminKey {
+  readonly key: string;
+}
+
+export interface NewAdminKey {
+  readonly label?: string;
+  /** Default: write. */
+  readonly scope?: 'read' | 'write';
+  /** ISO 8601 with its zone, within 10 years. Default: never expires. */
+  readonly expires_at?: string;
+}
+
+export interface AdminRolledKey {
+  readonly old: AdminKey;
+  readonly successor: AdminKey;
+  /** The successor's whole key, shown this once. */
+  readonly key: string;
+}
+
+export interface AdminDeletedAccount {
+  readonly username: string;
+  readonly deleted: true;
+}
+
+export interface AdminAuditEntry {
+  readonly id: number;
+  readonly occurred_at: string;
+  /** key:<key id>, admin:<admin token id> or cli:<operating-system user> */
+  readonly actor: string;
+  readonly action: string;
+  readonly user_id: number | null;
+  readonly username: string | null;
+  readonly changes: Readonly<Record<string, { readonly old: unknown; readonly new: unknown }>>;
+  readonly request_id: string | null;
+  readonly address: string | null;
+}
+
+export interface PageRequest {
+  /** 1 to 100; default 50. */
+  readonly limit?: number;
+  /** `nextCursor` of the previous page. */
+  readonly cursor?: string;
+}
+
+export interface AuditRequest extends PageRequest {
+  readonly username?: string;
+  /** Entries at or after this instant (ISO 8601). */
+  readonly since?: string;
+  /** Entries before this instant (ISO 8601). */
+  readonly until?: string;
+}
+
+/** One page of a list; `nextCursor` is null on the last. */
+export interface Page<T> {
+  readonly items: readonly T[];
+  readonly nextCursor: string | null;
+}

@@ -1,0 +1,50 @@
+// Every failure `code` the admin API answers with, by status: the public table's shared codes plus the admin port's own.
+import { FAILURE_CODES } from '../http/failure-codes.ts';
+
+export const ADMIN_FAILURE_CODES = {
+  400: [
+    ...FAILURE_CODES[400],
+    'invalid_username',
+    'invalid_label',
+    'invalid_scope',
+    'invalid_expiry',
+    'invalid_duration',
+    'invalid_key_id',
+    'invalid_cursor',
+    'invalid_limit',
+    'invalid_since',
+    'invalid_until',
+  ],
+  401: ['admin_token_required', 'malformed_admin_token', 'invalid_admin_token', 'admin_token_revoked', 'wrong_credential_kind'],
+  404: ['not_found', 'account_not_found', 'key_not_found'],
+  405: FAILURE_CODES[405],
+  408: FAILURE_CODES[408],
+  409: ['username_taken', 'key_inactive', 'too_many_keys'],
+  413: FAILURE_CODES[413],
+  415: FAILURE_CODES[415],
+  417: FAILURE_CODES[417],
+  429: FAILURE_CODES[429],
+  431: FAILURE_CODES[431],
+  500: FAILURE_CODES[500],
+  501: FAILURE_CODES[501],
+  503: FAILURE_CODES[503],
+} as const satisfies Record<number, readonly string[]>;
+
+export type AdminFailureStatus = keyof typeof ADMIN_FAILURE_CODES;
+
+export const ADMIN_FAILURE_DESCRIPTIONS: Readonly<Record<AdminFailureStatus, string>> = {
+  400: 'A parameter, query parameter or cursor is missing, unknown, repeated, too long or invalid; or the body or URL is malformed.',
+  401: 'The admin token is missing, malformed, wrong or revoked, or the credential is an API key (this port takes Bearer admin tokens).',
+  404: 'No account or key by that name or id, or nothing at this path.',
+  405: 'The path exists but not with this method; see the Allow header.',
+  408: 'The request did not arrive in time.',
+  409: 'The username is taken, the key can no longer be rolled, or the account has as many active keys as allowed.',
+  413: 'The body is larger than the server accepts.',
+  415: 'The body is neither a form nor JSON.',
+  417: "An Expect header other than '100-continue'.",
+  429: 'A rate limit is spent (per admin token, or failed attempts per address); retry after Retry-After seconds.',
+  431: 'The request headers are too large.',
+  500: 'The server failed; nothing internal is shown.',
+  501: 'A Transfer-Encoding other than chunked.',
+  503: 'The database is unavailable, the server is overloaded or shutting down; retry after Retry-After seconds.',
+};

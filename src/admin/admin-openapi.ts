@@ -1,0 +1,53 @@
+// The admin API's own OpenAPI 3.1 document, generated from its routes' schemas (@fastify/swagger), served at /admin/v0/openapi.json.
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { precompress, sendPrecompressed, type Precompressed } from '../http/compression.ts';
+import { ADMIN_SCHEMAS } from './admin-schemas.ts';
+
+const DESCRIPTION = `The admin API of account-api: accounts, their API keys and the audit trail, for the operators' own tools.
+
+It listens on a port of its own (ADMIN_PORT, bound to 127.0.0.1 unless ADMIN_HOST says otherwise), never on the public one.
+Callers send Authorization: Bearer <admin token>, made with 'account-api admin-tokens create --label NAME'. Every answer is the
+envelope {status, messages, meta, data}; lists are paged with ?limit= (1 to 100) and ?cursor= (meta.next_cursor). Every change is
+recorded in the audit trail with actor admin:<token id>, the request id and the caller's address.`;
+
+export const adminOpenApi = fp(
+  async function adminOpenApi(app: FastifyInstance, options: { readonly version: string }) {
+    for (const schema of ADMIN_SCHEMAS) app.addSchema(schema);
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'account-api admin API', version: options.version, description: DESCRIPTION },
+        servers: [{ url: '/', description: 'This admin listener' }],
+        tags: [
+          { name: 'Accounts', description: 'Create, list, read, change and delete accounts' },
+          { name: 'Keys', description: "An account's API keys: issue, list, roll, revoke" },
+          { name: 'Audit', description: 'Who changed what, when, from where' },
+        ],
+        components: {
+          securitySchemes: {
+            adminToken: { type: 'http', scheme: 'bearer', description: 'An admin token (aapi_admin_...) from account-api admin-tokens create' },
+          },
+        },
+      },
+      hideUntagged: true,
+      refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    });
+  },
+  { name: 'admin-openapi' },
+);
+
+/** GET /openapi.json (under /admin/v0): the document, built once the routes are known. */
+export async function adminOpenApiRoute(app: FastifyInstance) {
+  let document: Precompressed | undefined;
+  app.get('/openapi.json', {
+    config: { adminAccess: 'public' },
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      document ??= precompress(Buffer.from(JSON.stringify(app.swagger())));
+      reply.header('Cache-Control', 'no-cache');
+      return sendPrecompressed(request, reply, document, 'application/json; charset=utf-8');
+    },
+  });
+}

@@ -1,0 +1,207 @@
+// JSON Schemas of the admin API: its payloads, envelopes and failures; reused for validation, serialisation and its OpenAPI document.
+import { ADMIN_FAILURE_CODES, ADMIN_FAILURE_DESCRIPTIONS, type AdminFailureStatus } from './admin-failure-codes.ts';
+
+const ref = (id: string) => ({ $ref: `${id}#` }) as const;
+const text = (description: string) => ({ type: 'string', description }) as const;
+const nullableText = (description: string) => ({ type: ['string', 'null'], description }) as const;
+
+const account = {
+  $id: 'AdminAccount',
+  description: 'An account, as the admin API shows it',
+  type: 'object',
+  required: ['user_id', 'username', 'name', 'timezone', 'premium', 'created_at'],
+  properties: {
+    user_id: { type: 'integer', description: 'Identifier of the account, never reused' },
+    username: text('Account name, the user part of HTTP Basic on the public API'),
+    name: text('Display name'),
+    timezone: text('An IANA timezone name, or UTC'),
+    premium: { type: 'boolean', description: 'Whether the account has Premium' },
+    created_at: text('When the account was created (ISO 8601)'),
+  },
+} as const;
+
+const keyProperties = {
+  key_id: text('The non-secret id of the key: the 12 characters after its prefix'),
+  username: text('The account the key belongs to'),
+  label: nullableText('A note to tell keys apart'),
+  prefix: text('The key up to its id, to recognise it without its secret'),
+  scope: { type: 'string', enum: ['read', 'write'], description: 'read: GET calls only; write: every call' },
+  created_at: text('When it was issued (ISO 8601)'),
+  expires_at: nullableText('When it stops working (ISO 8601); null: never'),
+  last_used_at: nullableText('Its last use, to within KEY_TOUCH_INTERVAL_MS; null: never used'),
+  revoked_at: nullableText('When it was revoked; null: not revoked'),
+  rolled_into: nullableText('The id of the key it was rolled into, if it was'),
+} as const;
+
+const key = {
+  $id: 'AdminKey',
+  description: 'An API key as listed: never its secret',
+  type: 'object',
+  required: Object.keys(keyProperties),
+  properties: keyProperties,
+} as const;
+
+const issuedKey = {
+  $id: 'AdminIssuedKey',
+  description: 'A key just issued: the record, and the key itself, shown this once (only its hash is stored)',
+  type: 'object',
+  required: [...Object.keys(keyProperties), 'key'],
+  properties: { ...keyProperties, key: text('The whole API key: store it now, it cannot be shown again') },
+} as const;
+
+const rolledKey = {
+  $id: 'AdminRolledKey',
+  description: 'A key rolled: the old one (now expiring when the overlap ends), its successor, and the successor itself, shown once',
+  type: 'object',
+  required: ['old', 'successor', 'key'],
+  properties: { old: ref('AdminKey'), successor: ref('AdminKey'), key: text("The successor's whole key, shown this once") },
+} as const;
+
+const deletedAccount = {
+  $id: 'AdminDeletedAccount',
+  description: 'What was deleted: the account and all of its keys (its audit entries stay)',
+  type: 'object',
+  required: ['username', 'deleted'],
+  properties: { username: text('The account deleted'), deleted: { type: 'boolean', const: true } },
+} as const;
+
+const auditEntry = {
+  $id: 'AdminAuditEntry',
+  description: 'One change, as the audit trail recorded it in the change’s own transaction',
+  type: 'object',
+  required: ['id', 'occurred_at', 'actor', 'action', 'user_id', 'username', 'changes', 'request_id', 'address'],
+  properties: {
+    id: { type: 'integer', description: 'Increases with every entry' },
+    occurred_at: text('When (ISO 8601)'),
+    actor: text('Who: key:<key id>, admin:<admin token id> or cli:<operating-system user>'),
+    action: text('What: account.created, account.updated, account.premium_changed, account.deleted, key.created, key.rolled, key.revoked, admin_token.created, admin_token.revoked'),
+    user_id: { type: ['integer', 'null'], description: 'The account changed; null for admin tokens' },
+    username: nullableText('The account changed, as named then; null for admin tokens'),
+    changes: {
+      type: 'object',
+      description: 'Each field changed, with its value before and after (null where there was none)',
+      additionalProperties: { type: 'object', properties: { old: {}, new: {} } },
+    },
+    request_id: nullableText('The X-Request-Id of the call that made it; null from the CLI'),
+    address: nullableText("The caller's address; null from the CLI"),
+  },
+} as const;
+
+const emptyMeta = { $id: 'AdminEmptyMeta', description: '`meta` of every answer but a page: always {}', type: 'object', additionalProperties: false, properties: {} } as const;
+
+const pageMeta = {
+  $id: 'AdminPageMeta',
+  description: '`meta` of a page: the cursor of the next page, null on the last',
+  type: 'object',
+  required: ['next_cursor'],
+  additionalProperties: false,
+  properties: { next_cursor: { type: ['string', 'null'], description: 'Send as ?cursor= for the next page; null: this is the last' } },
+} as const;
+
+function successEnvelope(id: string, description: string, data: object, meta: object = ref('AdminEmptyMeta')) {
+  return {
+    $id: id,
+    description: `The success envelope of ${description}`,
+    type: 'object',
+    required: ['status', 'messages', 'meta', 'data'],
+    properties: { status: { type: 'string', const: 'success' }, messages: { type: 'array', maxItems: 0, items: {} }, meta, data },
+  } as const;
+}
+
+function failureEnvelope(status: AdminFailureStatus) {
+  return {
+    $id: `AdminFailure${status}`,
+    description: ADMIN_FAILURE_DESCRIPTIONS[status],
+    type: 'object',
+    required: ['status', 'messages', 'meta', 'data'],
+    properties: {
+      status: { type: 'string', const: status >= 500 ? 'error' : 'fail' },
+      messages: {
+        type: 'array',
+        minItems: 1,
+        items: {
+          type: 'object',
+          required: ['code', 'message'],
+          properties: {
+            code: { type: 'string', enum: [...ADMIN_FAILURE_CODES[status]], description: 'Stable: switch on it' },
+            message: text('A sentence a person can act on; may be reworded, switch on code instead'),
+            field: text('The parameter at fault, when there is one'),
+          },
+        },
+      },
+      meta: ref('AdminEmptyMeta'),
+      data: { type: 'null' },
+    },
+  } as const;
+}
+
+const STATUSES = Object.keys(ADMIN_FAILURE_CODES).map(Number) as AdminFailureStatus[];
+
+export const ADMIN_SCHEMAS: readonly { readonly $id: string }[] = [
+  emptyMeta,
+  pageMeta,
+  account,
+  key,
+  issuedKey,
+  rolledKey,
+  deletedAccount,
+  auditEntry,
+  successEnvelope('AdminAccountEnvelope', 'an account', ref('AdminAccount')),
+  successEnvelope('AdminAccountPageEnvelope', 'a page of accounts', { type: 'array', items: ref('AdminAccount') }, ref('AdminPageMeta')),
+  successEnvelope('AdminDeletedAccountEnvelope', 'a deletion', ref('AdminDeletedAccount')),
+  successEnvelope('AdminKeyEnvelope', 'a key', ref('AdminKey')),
+  successEnvelope('AdminKeyListEnvelope', "an account's keys", { type: 'array', items: ref('AdminKey') }),
+  successEnvelope('AdminIssuedKeyEnvelope', 'a key just issued', ref('AdminIssuedKey')),
+  successEnvelope('AdminRolledKeyEnvelope', 'a roll', ref('AdminRolledKey')),
+  successEnvelope('AdminAuditPageEnvelope', 'a page of the audit trail, newest first', { type: 'array', items: ref('AdminAuditEntry') }, ref('AdminPageMeta')),
+  ...STATUSES.map(failureEnvelope),
+];
+
+/** A success answer: one of the envelopes above. */
+export function answerOf(envelope: string, description: string) {
+  return { ...ref(envelope), description };
+}
+
+export interface AdminFailureOptions {
+  /** Takes a body: 413 and 415. */
+  readonly body: boolean;
+  /** Names an account or key that may not exist: 404. */
+  readonly notFound: boolean;
+  /** Can meet a conflict: 409. */
+  readonly conflict?: boolean;
+}
+
+/** Every failure an operation can answer, each status's codes enumerated in its schema. */
+export function adminFailures(options: AdminFailureOptions) {
+  const statuses: AdminFailureStatus[] = [
+    400,
+    401,
+    ...(options.notFound ? [404 as const] : []),
+    405,
+    408,
+    ...(options.conflict === true ? [409 as const] : []),
+    ...(options.body ? [413 as const, 415 as const] : []),
+    417,
+    429,
+    431,
+    500,
+    501,
+    503,
+  ];
+  return Object.fromEntries(statuses.map((status) => [status, answerOf(`AdminFailure${status}`, ADMIN_FAILURE_DESCRIPTIONS[status])]));
+}
+
+export const BODY_MEDIA_TYPES = ['application/x-www-form-urlencoded', 'application/json'];
+export const ADMIN_SECURITY = [{ adminToken: [] }];
+
+/** An optional string parameter of a body or query, documented with an example. */
+export function stringParameter(description: string, example: string) {
+  return { type: 'string', description, examples: [example] } as const;
+}
+
+/** Premium as JSON sends it (true, false) or as a form does ("true", "false"). */
+export const PREMIUM_PARAMETER = {
+  type: ['boolean', 'string'],
+  description: 'true or false (in a form: the text true or false)',
+  examples: [true],
+} as const;

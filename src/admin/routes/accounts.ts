@@ -1,0 +1,166 @@
+// /admin/v0/accounts: create, page through, read, change and delete accounts, through the domain operations.
+import type { FastifyInstance } from 'fastify';
+import { DomainError } from '../../domain/errors.ts';
+import type { TimezoneCatalog } from '../../domain/timezones.ts';
+import { HttpError } from '../../http/http-error.ts';
+import { success } from '../../http/envelope.ts';
+import { createAccount, deleteAccount, findAccount, setPremium, updateAccount } from '../../operations/accounts.ts';
+import type { Store } from '../../store/store.ts';
+import { actorOf } from '../admin-actor.ts';
+import { ADMIN_SECURITY, adminFailures, answerOf, BODY_MEDIA_TYPES, PREMIUM_PARAMETER, stringParameter } from '../admin-schemas.ts';
+import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';
+import { accountJson } from '../representations.ts';
+
+export interface AccountRoutesOptions {
+  readonly store: Store;
+  readonly timezones: TimezoneCatalog;
+}
+
+const USERNAME_PATH = {
+  type: 'object',
+  required: ['username'],
+  properties: { username: stringParameter('The account’s username (case-insensitive)', 'alice') },
+} as const;
+
+/** A form sends "true"/"false", JSON sends true/false; anything else is the caller's to fix. */
+function premiumOf(value: boolean | string | undefined): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value;
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw new DomainError('invalid', 'invalid_parameter', "The parameter 'premium' must be true or false.", { field: 'premium' });
+}
+
+type AccountBody = { username: string; name?: string; timezone?: string; premium?: boolean | string };
+type ChangeBody = { name?: string; timezone?: string; premium?: boolean | string };
+
+export async function adminAccountRoutes(app: FastifyInstance, options: AccountRoutesOptions) {
+  const { store, timezones } = options;
+
+  app.post<{ Body: AccountBody }>('/accounts', {
+    config: { adminAccess: 'token' },
+    schema: {
+      operationId: 'createAccount',
+      summary: 'Create an account',
+      description: 'name defaults to the username, timezone to UTC, premium to false. Recorded in the audit trail as account.created.',
+      tags: ['Accounts'],
+      security: ADMIN_SECURITY,
+      consumes: BODY_MEDIA_TYPES,
+      body: {
+        type: 'object',
+        required: ['username'],
+        additionalProperties: false,
+        properties: {
+          username: stringParameter("1 to 64 letters, digits, '.', '_' or '-'; unique ignoring case", 'alice'),
+          name: stringParameter('Display name (default: the username)', 'Alice Liddell'),
+          timezone: stringParameter('An IANA timezone name or UTC (default: UTC)', 'Europe/Kyiv'),
+          premium: PREMIUM_PARAMETER,
+        },
+      },
+      response: { 201: answerOf('AdminAccountEnvelope', 'The account as created'), ...adminFailures({ body: true, notFound: false, conflict: true }) },
+    },
+    handler: async (request, reply) => {
+      const { username, name, timezone } = request.body;
+      const premium = premiumOf(request.body.premium);
+      const account = await createAccount(store, actorOf(request), timezones, { username, name, timezone, premium });
+      return reply.code(201).send(success(accountJson(account)));
+    },
+  });
+
+  app.get<{ Querystring: { limit?: string; cursor?: string } }>('/accounts', {
+    config: { adminAccess: 'token' },
+    schema: {
+      operationId: 'listAccounts',
+      summary: 'List accounts, a page at a time',
+      description: 'Oldest first. Follow meta.next_cursor (null on the last page) with ?cursor=.',
+      tags: ['Accounts'],
+      security: ADMIN_SECURITY,
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          limit: stringParameter('Accounts per page, 1 to 100 (default 50)', '50'),
+          cursor: stringParameter('meta.next_cursor of the previous page', 'YTEy'),
+        },
+      },
+      response: { 200: answerOf('AdminAccountPageEnvelope', 'A page of accounts'), ...adminFailures({ body: false, notFound: false }) },
+    },
+    handler: async (request) => {
+      const limit = pageLimit(request.query.limit);
+      const after = decodeCursor('accounts', request.query.cursor);
+      const rows = await store.pageAccounts(after, limit + 1);
+      const { page, next } = nextCursor('accounts', rows, limit, (account) => account.id);
+      return success(page.map(accountJson), { next_cursor: next });
+    },
+  });
+
+  app.get<{ Params: { username: string } }>('/accounts/:username', {
+    config: { adminAccess: 'token' },
+    schema: {
+      operationId: 'getAccount',
+      summary: 'Read an account',
+      tags: ['Accounts'],
+      security: ADMIN_SECURITY,
+      params: USERNAME_PATH,
+      response: { 200: answerOf('AdminAccountEnvelope', 'The account'), ...adminFailures({ body: false, notFound: true }) },
+    },
+    handler: async (request) => success(accountJson(await findAccount(store, { username: request.params.username }))),
+  });
+
+  app.patch<{ Params: { username: string }; Body: ChangeBody }>('/accounts/:username', {
+    config: { adminAccess: 'token' },
+    schema: {
+      operationId: 'updateAccount',
+      summary: 'Change an account',
+      description:
+        'Any of premium, name and timezone; each is checked before any is written. Each change is its own audit entry ' +
+        '(account.premium_changed, account.updated); a value that does not change records nothing.',
+      tags: ['Accounts'],
+      security: ADMIN_SECURITY,
+      consumes: BODY_MEDIA_TYPES,
+      params: USERNAME_PATH,
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          premium: PREMIUM_PARAMETER,
+          name: stringParameter('Display name', 'Alice Liddell'),
+          timezone: stringParameter('An IANA timezone name or UTC', 'Asia/Tokyo'),
+        },
+      },
+      response: { 200: answerOf('AdminAccountEnvelope', 'The account as changed'), ...adminFailures({ body: true, notFound: true }) },
+    },
+    handler: async (request) => {
+      const { username } = request.params;
+      const { name, timezone } = request.body;
+      const premium = premiumOf(request.body.premium);
+      if (premium === undefined && name === undefined && timezone === undefined) {
+        throw new HttpError(400, 'missing_parameter', 'Send at least one of premium, name and timezone.', { field: 'premium' });
+      }
+      const actor = actorOf(request);
+      // Name and timezone first: they are the ones a rule can refuse, and a refusal must leave Premium untouched too.
+      let account =
+        name !== undefined || timezone !== undefined
+          ? await updateAccount(store, actor, timezones, { username, name, timezone })
+          : await findAccount(store, { username });
+      if (premium !== undefined) account = await setPremium(store, actor, { username: account.username, premium });
+      return success(accountJson(account));
+    },
+  });
+
+  app.delete<{ Params: { username: string } }>('/accounts/:username', {
+    config: { adminAccess: 'token' },
+    schema: {
+      operationId: 'deleteAccount',
+      summary: 'Delete an account and all of its keys',
+      description: 'Its audit entries stay (account.deleted is the last).',
+      tags: ['Accounts'],
+      security: ADMIN_SECURITY,
+      params: USERNAME_PATH,
+      response: { 200: answerOf('AdminDeletedAccountEnvelope', 'What was deleted'), ...adminFailures({ body: false, notFound: true }) },
+    },
+    handler: async (request) => {
+      const account = await findAccount(store, { username: request.params.username });
+      await deleteAccount(store, actorOf(request), { username: account.username });
+      return success({ username: account.username, deleted: true });
+    },
+  });
+}

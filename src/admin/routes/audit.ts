@@ -1,0 +1,64 @@
+// GET /admin/v0/audit: the audit trail, newest first, filtered by account and time, a page at a time.
+import type { FastifyInstance } from 'fastify';
+import { DomainError } from '../../domain/errors.ts';
+import { success } from '../../http/envelope.ts';
+import type { Store } from '../../store/store.ts';
+import { ADMIN_SECURITY, adminFailures, answerOf, stringParameter } from '../admin-schemas.ts';
+import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';
+import { auditJson } from '../representations.ts';
+
+/** A date, or a date and time with its zone: no guessing at the server's. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+function instant(raw: string | undefined, field: 'since' | 'until'): Date | undefined {
+  if (raw === undefined) return undefined;
+  const at = INSTANT.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (Number.isNaN(at)) {
+    throw new DomainError('invalid', `invalid_${field}`, `'${raw}' is not an ISO 8601 date or time with its zone, such as 2026-11-01 or 2026-11-01T08:00:00Z.`, {
+      field,
+    });
+  }
+  return new Date(at);
+}
+
+type AuditQuery = { username?: string; since?: string; until?: string; limit?: string; cursor?: string };
+
+export async function adminAuditRoutes(app: FastifyInstance, options: { readonly store: Store }) {
+  const { store } = options;
+  app.get<{ Querystring: AuditQuery }>('/audit', {
+    config: { adminAccess: 'token' },
+    schema: {
+      operationId: 'readAudit',
+      summary: 'Read the audit trail',
+      description:
+        'Every change to an account, a key or an admin token, newest first: who (actor), what (action, changes), when, and from which ' +
+        'request and address. since is inclusive, until exclusive. Follow meta.next_cursor (null on the last page) with ?cursor=, ' +
+        'keeping the same filters.',
+      tags: ['Audit'],
+      security: ADMIN_SECURITY,
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          username: stringParameter("Only this account's entries (also after it was deleted)", 'alice'),
+          since: stringParameter('Entries at or after this instant (ISO 8601)', '2026-11-01T00:00:00Z'),
+          until: stringParameter('Entries before this instant (ISO 8601)', '2026-12-01'),
+          limit: stringParameter('Entries per page, 1 to 100 (default 50)', '50'),
+          cursor: stringParameter('meta.next_cursor of the previous page', 'ZTQy'),
+        },
+      },
+      response: { 200: answerOf('AdminAuditPageEnvelope', 'A page of entries, newest first'), ...adminFailures({ body: false, notFound: false }) },
+    },
+    handler: async (request) => {
+      const { username } = request.query;
+      const since = instant(request.query.since, 'since');
+      const until = instant(request.query.until, 'until');
+      const limit = pageLimit(request.query.limit);
+      const beforeId = decodeCursor('audit', request.query.cursor) ?? undefined;
+      // The store lists the newest matches oldest first; one more than the page tells whether another follows.
+      const rows = (await store.listAudit({ username, since, until, beforeId, limit: limit + 1 })).reverse();
+      const { page, next } = nextCursor('audit', rows, limit, (entry) => entry.id);
+      return success(page.map(auditJson), { next_cursor: next });
+    },
+  });
+}

@@ -1,0 +1,124 @@
+// The per-request pipeline: every step a request goes through before its route's handler and after its answer, in order, in
+// this one file. Each step is a function of its own module; this file only says which runs when, and why there.
+//
+// Fastify runs each hook of each kind as a step of its own lifecycle: every hook is paid on every answer, so the steps are
+// folded into one onRequest hook and one onResponse hook (and an onSend that only marks answers while the server closes).
+// What a step needs of its route (access rule, pattern, metric series) is worked out once, when the route is added.
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { recordAnswer, type RecordedRoute } from './answer-records.ts';
+import { Drain } from './drain-on-close.ts';
+import { METRICS_PATH, type Metrics } from './metrics.ts';
+import { LoadMonitor } from './overload.ts';
+import type { RateBudgets } from './rate-limits.ts';
+import { answerExpectations, framingFailure } from './request-framing.ts';
+
+/** Authenticates one request for a route of the given access rule; throws (or rejects with) the answer that refuses it. */
+export type AuthenticationStep = (request: FastifyRequest, reply: FastifyReply, access: string) => void | Promise<void>;
+
+export interface PipelineOptions {
+  /** Every answer's fixed headers (security headers, Cache-Control...): set once per answer, in one call. */
+  readonly answerHeaders: Readonly<Record<string, string>>;
+  readonly metrics: Metrics;
+  /** The port's authentication (authenticate.ts on the public port, admin-auth.ts on the admin one), given the budgets to spend. */
+  readonly authentication: (rateBudgets: RateBudgets) => AuthenticationStep;
+  /** The route's access rule, from its config; undefined for routes outside the API (no authentication, no budget). */
+  readonly accessOf: (config: FastifyContextConfig | undefined) => string | undefined;
+  /** Mean event-loop delay past which requests are refused (503 overloaded); 0: never. */
+  readonly maxEventLoopDelayMs: number;
+  /** Route patterns served even while overloaded: a liveness check must not fail because the process is busy. */
+  readonly alwaysServed: readonly string[];
+  /** HTTP versions whose requests must carry Host. */
+  readonly hostRequiredFor: readonly string[];
+}
+
+/** What the pipeline knows of a route, from its options, before any request. */
+interface RouteFacts extends RecordedRoute {
+  /** Undefined for routes outside the API (health, docs, metrics): no authentication, no budget. */
+  readonly access: string | undefined;
+  /** Refused while the event loop lags. */
+  readonly sheddable: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set by the pipeline when the route is added. */
+    pipeline?: RouteFacts;
+  }
+  interface FastifyRequest {
+    /** The route's facts, read once per request (request.routeOptions builds a new object on every read). */
+    routeFacts: RouteFacts | null;
+  }
+}
+
+export const pipeline = fp(
+  async function pipeline(app: FastifyInstance, options: PipelineOptions) {
+    const { metrics } = options;
+    // In lower case, as Fastify keeps (and sends) every header name: a name already in lower case is not converted per answer.
+    const answerHeaders = Object.fromEntries(Object.entries(options.answerHeaders).map(([name, value]) => [name.toLowerCase(), value]));
+    const drain = new Drain({ retryAfterSeconds: 1 });
+    const load = new LoadMonitor({ maxEventLoopDelayMs: options.maxEventLoopDelayMs, retryAfterSeconds: 2 });
+    const authenticate = options.authentication(app.rateBudgets);
+    const framing = { versions: options.hostRequiredFor };
+    const unmatched: RouteFacts = { url: undefined, access: undefined, answers: metrics.answersOf(undefined), sheddable: true };
+
+    answerExpectations(app.server);
+    app.decorateRequest('caller', null);
+    app.decorateRequest('credential', null);
+    app.decorateRequest('routeFacts', null);
+
+    app.addHook('onRoute', (route) => {
+      const url = route.url;
+      route.config = {
+        ...route.config,
+        pipeline: {
+          url,
+          access: options.accessOf(route.config),
+          answers: url === METRICS_PATH ? null : metrics.answersOf(url),
+          sheddable: !options.alwaysServed.includes(url),
+        },
+      };
+    });
+
+    app.addHook('onRequest', (request, reply, done) => {
+      const route = request.routeOptions.config.pipeline ?? unmatched;
+      request.routeFacts = route;
+      // 1. Every answer, refusals included, carries the request id and the fixed headers (failures also set the id themselves:
+      //    Fastify runs no hooks for a URL its router cannot decode).
+      reply.header('x-request-id', request.id);
+      reply.headers(answerHeaders);
+      // 2. Refused before any work: a closing server, a request this server cannot frame, an overloaded process.
+      const refusal =
+        drain.refusal() ?? framingFailure(request, framing, app.unroutedFailure) ?? (route.sheddable ? load.refusal() : null);
+      if (refusal !== null) return done(refusal);
+      // 3. Who is calling, and whether their budgets allow it (authenticate.ts says in which order, and why).
+      if (route.access === undefined) return done();
+      const authenticated = authenticate(request, reply, route.access);
+      if (authenticated === undefined) return done();
+      authenticated.then(() => done(), done);
+    });
+
+    // (then, on routes that take a body, its checks before validation: request-bodies.ts; then the route's handler)
+
+    // Only while closing: the answer tells the client not to reuse its connection (drain-on-close.ts).
+    app.addHook('onSend', (_request, reply, payload, done) => {
+      drain.markAnswer(reply);
+      done(null, payload);
+    });
+
+    // 4. Once the answer is sent: one log line and the metrics.
+    app.addHook('onResponse', (request, reply, done) => {
+      recordAnswer(request, reply, request.routeFacts ?? factsOf(request, metrics), metrics);
+      done();
+    });
+
+    app.addHook('preClose', () => drain.close(app.server));
+    app.addHook('onClose', () => load.stop());
+  },
+  { name: 'pipeline', dependencies: ['failure-responses', 'rate-limits'] },
+);
+
+/** A route's facts for an answer sent without the onRequest hook (a framework error: see frameworkErrors in app.ts). */
+export function factsOf(request: FastifyRequest, metrics: Metrics): RecordedRoute {
+  return request.routeOptions.config.pipeline ?? { url: undefined, answers: metrics.answersOf(undefined) };
+}

@@ -1,0 +1,58 @@
+// Account operations, the one implementation the CLI and the admin API share: rules checked, change and audit entry together.
+import { checkDisplayName, checkUsername } from '../domain/names.ts';
+import { checkTimezone } from '../domain/timezone-choice.ts';
+import type { TimezoneCatalog } from '../domain/timezones.ts';
+import { accountNotFound } from '../store/store-errors.ts';
+import type { Account, AuditActor, Store } from '../store/store.ts';
+
+export interface CreateAccountInput {
+  readonly username: string;
+  /** Default: the username. */
+  readonly name?: string;
+  /** Default: UTC. */
+  readonly timezone?: string;
+  readonly premium?: boolean;
+}
+
+export async function createAccount(store: Store, actor: AuditActor, timezones: TimezoneCatalog, input: CreateAccountInput): Promise<Account> {
+  checkUsername(input.username);
+  const name = checkDisplayName(input.name ?? input.username, 'name');
+  const timezone = checkTimezone(timezones, input.timezone ?? 'UTC', 'timezone');
+  return store.createAccount({ username: input.username, name, timezone, premium: input.premium ?? false }, actor);
+}
+
+export interface UpdateAccountInput {
+  readonly username: string;
+  readonly name?: string;
+  readonly timezone?: string;
+}
+
+/** Name and timezone, each checked before either is written; each change is its own entry (account.updated). */
+export async function updateAccount(store: Store, actor: AuditActor, timezones: TimezoneCatalog, input: UpdateAccountInput): Promise<Account> {
+  const name = input.name === undefined ? undefined : checkDisplayName(input.name, 'name');
+  const timezone = input.timezone === undefined ? undefined : checkTimezone(timezones, input.timezone, 'timezone');
+  let account = await store.findAccount(input.username);
+  if (account === null) throw accountNotFound(input.username);
+  if (name !== undefined) account = await store.updateName(account.id, name, actor);
+  if (timezone !== undefined) account = await store.updateTimezone(account.id, timezone, actor);
+  return account;
+}
+
+export async function setPremium(store: Store, actor: AuditActor, input: { readonly username: string; readonly premium: boolean }): Promise<Account> {
+  return store.setPremium(input.username, input.premium, actor);
+}
+
+/** The account and all of its keys; its audit entries stay. */
+export async function deleteAccount(store: Store, actor: AuditActor, input: { readonly username: string }): Promise<void> {
+  return store.deleteAccount(input.username, actor);
+}
+
+export async function findAccount(store: Store, input: { readonly username: string }): Promise<Account> {
+  const account = await store.findAccount(input.username);
+  if (account === null) throw accountNotFound(input.username);
+  return account;
+}
+
+export async function listAccounts(store: Store): Promise<Account[]> {
+  return store.listAccounts();
+}

@@ -1,0 +1,62 @@
+// Bad input to the admin API's accounts gets the right failure, in the envelope, and changes nothing.
+import assert from 'node:assert/strict';
+import { expectData, expectFailure, onEveryEngine } from './admin-support.ts';
+
+onEveryEngine('admin accounts: errors', ({ suite: { test, before }, admin }) => {
+  before(async () => {
+    expectData(await admin().call('POST', '/accounts', { form: { username: 'alice' } }), 201);
+  });
+
+  test('POST /accounts without a username is 400 missing_parameter', async () => {
+    assert.equal(expectFailure(await admin().call('POST', '/accounts', { form: { name: 'x' } }), 400, 'missing_parameter').field, 'username');
+  });
+
+  test('a username, name or timezone that breaks its rule gets its own code', async () => {
+    expectFailure(await admin().call('POST', '/accounts', { form: { username: 'no spaces' } }), 400, 'invalid_username');
+    expectFailure(await admin().call('POST', '/accounts', { form: { username: 'ok', name: '' } }), 400, 'invalid_name');
+    expectFailure(await admin().call('POST', '/accounts', { form: { username: 'ok', timezone: 'Mars/Olympus' } }), 400, 'invalid_timezone');
+    assert.equal((await admin().call('GET', '/accounts/ok')).status, 404, 'a refused create made the account');
+  });
+
+  test('premium must be true or false; an unknown parameter is named', async () => {
+    expectFailure(await admin().call('POST', '/accounts', { form: { username: 'ok', premium: 'yes' } }), 400, 'invalid_parameter');
+    expectFailure(await admin().call('POST', '/accounts', { form: { username: 'ok', admin: 'true' } }), 400, 'unknown_parameter');
+  });
+
+  test('a username taken (ignoring case) is 409 username_taken', async () => {
+    expectFailure(await admin().call('POST', '/accounts', { form: { username: 'ALICE' } }), 409, 'username_taken');
+  });
+
+  test('an unknown account is 404 account_not_found to GET, PATCH and DELETE', async () => {
+    expectFailure(await admin().call('GET', '/accounts/nobody'), 404, 'account_not_found');
+    expectFailure(await admin().call('PATCH', '/accounts/nobody', { form: { premium: 'true' } }), 404, 'account_not_found');
+    expectFailure(await admin().call('DELETE', '/accounts/nobody'), 404, 'account_not_found');
+  });
+
+  test('PATCH with nothing to change is 400 missing_parameter; a bad timezone changes nothing, premium included', async () => {
+    expectFailure(await admin().call('PATCH', '/accounts/alice', { form: {} }), 400, 'missing_parameter');
+    expectFailure(await admin().call('PATCH', '/accounts/alice', { form: { premium: 'true', timezone: 'Nowhere' } }), 400, 'invalid_timezone');
+    assert.equal(expectData(await admin().call('GET', '/accounts/alice')).premium, false);
+  });
+
+  test('limit outside 1..100 is 400 invalid_limit; a cursor not given out is 400 invalid_cursor', async () => {
+    for (const limit of ['0', '101', 'ten', '-1']) expectFailure(await admin().call('GET', `/accounts?limit=${limit}`), 400, 'invalid_limit');
+    for (const cursor of ['garbage!', 'Zm9v', Buffer.from('e1').toString('base64url')]) {
+      expectFailure(await admin().call('GET', `/accounts?cursor=${cursor}`), 400, 'invalid_cursor');
+    }
+    expectFailure(await admin().call('GET', '/accounts?page=2'), 400, 'unknown_parameter');
+  });
+
+  test('the same limits on bodies as the public port: too large is 413, neither form nor JSON is 415, bad JSON is 400', async () => {
+    expectFailure(await admin().call('POST', '/accounts', { form: { username: 'big', name: 'x'.repeat(20_000) } }), 413, 'body_too_large');
+    expectFailure(await admin().call('POST', '/accounts', { body: 'username=x', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+    expectFailure(await admin().call('POST', '/accounts', { body: '{"username":', headers: { 'content-type': 'application/json' } }), 400, 'malformed_body');
+  });
+
+  test('a wrong method is 405 with Allow; an unknown path is 404 not_found', async () => {
+    const wrong = await admin().call('PUT', '/accounts/alice', { form: { name: 'x' } });
+    expectFailure(wrong, 405, 'method_not_allowed');
+    assert.match(wrong.headers.get('allow') ?? '', /PATCH/);
+    expectFailure(await admin().call('GET', '/nothing-here'), 404, 'not_found');
+  });
+});
