@@ -4,10 +4,12 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { requiring } from '../support/requiring.ts';
 
-import type { Account, IdempotencyKeyClaim, StoredAnswer } from '../../src/store/store.ts';
+import type { Account, AuditActor, IdempotencyKeyClaim, StoredAnswer } from '../../src/store/store.ts';
 import { account, domainCode, freshStore, type MakeStore } from './contract-support.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** The public API's actor: its entry must commit with the update, the condition and the recorded answer, or not at all. */
+const KEY: AuditActor = { actor: 'key:AAAABBBBCCCC', requestId: 'req-1', address: '203.0.113.7' };
 
 function claimOf(accountId: number, key: string, overrides: Partial<IdempotencyKeyClaim> = {}): IdempotencyKeyClaim {
   return { accountId, key, fingerprint: 'fingerprint-a', token: randomUUID(), leaseMs: 60_000, ttlMs: DAY_MS, ...overrides };
@@ -122,18 +124,31 @@ export function defineIdempotencyCases(engineName: string, makeStore: MakeStore,
   });
 
   describe(`${engineName} store: updates with conditions and recorded answers`, () => {
-    test('an update records its answer with it: the key is then completed with the answer built from the new account', async (t) => {
+    test('an update records its answer and its audit entry with it: the key is completed with the answer built from the new account', async (t) => {
       const { store } = await freshStore(t, makeStore);
       const owner = await store.createAccount(account('alice', { name: 'Alice' }));
       const claim = claimOf(owner.id, 'k1');
       await store.claimIdempotencyKey(claim);
-      const updated = await store.updateName(owner.id, 'Alice L.', undefined, {
+      const updated = await store.updateName(owner.id, 'Alice L.', KEY, {
+        expect: (current) => current.name === 'Alice',
         idempotency: { held: claim, answer: (account: Account) => answerOf(`name=${account.name}`) },
       });
       assert.equal(updated.name, 'Alice L.');
       const replay = await store.claimIdempotencyKey(claimOf(owner.id, 'k1'));
       assert.ok(replay.state === 'completed', `the key is ${replay.state}`);
       assert.equal(Buffer.from(replay.answer.body).toString(), 'name=Alice L.');
+      const entries = await store.listAudit({ username: 'alice' });
+      assert.deepEqual(
+        entries.map((entry) => ({ action: entry.action, actor: entry.actor, requestId: entry.requestId, changes: entry.changes })),
+        [{ action: 'account.updated', actor: KEY.actor, requestId: KEY.requestId, changes: { name: { old: 'Alice', new: 'Alice L.' } } }],
+      );
+    });
+
+    test('a conditional update to the value already stored records no audit entry', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      const owner = await store.createAccount(account('alice', { timezone: 'UTC' }));
+      await store.updateTimezone(owner.id, 'UTC', KEY, { expect: () => true });
+      assert.deepEqual(await store.listAudit({ username: 'alice' }), []);
     });
 
     test('an update for a key no longer held fails with idempotency_key_in_use and writes nothing', async (t) => {
@@ -144,10 +159,11 @@ export function defineIdempotencyCases(engineName: string, makeStore: MakeStore,
       await sleep(80);
       await store.claimIdempotencyKey(claimOf(owner.id, 'k1'));
       await assert.rejects(
-        store.updateTimezone(owner.id, 'Asia/Tokyo', undefined, { idempotency: { held: first, answer: () => answerOf('late') } }),
+        store.updateTimezone(owner.id, 'Asia/Tokyo', KEY, { idempotency: { held: first, answer: () => answerOf('late') } }),
         domainCode('idempotency_key_in_use', 'conflict'),
       );
       assert.equal((await store.findAccount('alice'))?.timezone, 'UTC', 'the update was written anyway');
+      assert.deepEqual(await store.listAudit({ username: 'alice' }), [], 'an audit entry was recorded for an update never made');
     });
 
     test('an update whose expectation fails is precondition_failed, writes nothing and records nothing', async (t) => {
@@ -156,13 +172,14 @@ export function defineIdempotencyCases(engineName: string, makeStore: MakeStore,
       const claim = claimOf(owner.id, 'k1');
       await store.claimIdempotencyKey(claim);
       await assert.rejects(
-        store.updateName(owner.id, 'Mallory', undefined, {
+        store.updateName(owner.id, 'Mallory', KEY, {
           expect: (current) => current.name === 'Someone else',
           idempotency: { held: claim, answer: () => answerOf('written') },
         }),
         domainCode('precondition_failed', 'precondition'),
       );
       assert.equal((await store.findAccount('alice'))?.name, 'Alice');
+      assert.deepEqual(await store.listAudit({ username: 'alice' }), [], 'an audit entry was recorded for an update refused');
       assert.equal((await store.claimIdempotencyKey(claimOf(owner.id, 'k1'))).state, 'in_progress', 'an answer was recorded');
     });
 
@@ -181,7 +198,7 @@ export function defineIdempotencyCases(engineName: string, makeStore: MakeStore,
       // Each writer read 'v0' and may write only over it: compare-and-set.
       const results = await Promise.allSettled(
         Array.from({ length: 12 }, (_, index) =>
-          stores[index % 2]!.updateName(owner.id, `v1 by ${index}`, undefined, { expect: (current) => current.name === 'v0' }),
+          stores[index % 2]!.updateName(owner.id, `v1 by ${index}`, KEY, { expect: (current) => current.name === 'v0' }),
         ),
       );
       const written = results.filter((result) => result.status === 'fulfilled');
@@ -192,6 +209,12 @@ export function defineIdempotencyCases(engineName: string, makeStore: MakeStore,
       assert.equal(refused.length, 11, `the others did not all fail with precondition_failed: ${results.map((r) => r.status).join(', ')}`);
       const stored = await subject.store.findAccount('alice');
       assert.equal(stored?.name, (written[0] as PromiseFulfilledResult<Account>).value.name);
+      const entries = await subject.store.listAudit({ username: 'alice' });
+      assert.deepEqual(
+        entries.map((entry) => entry.changes),
+        [{ name: { old: 'v0', new: stored?.name } }],
+        'exactly the one write made should be audited',
+      );
     });
   });
 }

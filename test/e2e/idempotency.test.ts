@@ -8,7 +8,7 @@ import { call, failureMessage, type CallOptions, type CallResult } from '../supp
 import { fingerprint } from '../../src/http/idempotency.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { requiring } from '../support/requiring.ts';
-import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { cliOk, createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 const postgresSkip = await postgresSkipReason();
 
@@ -179,6 +179,24 @@ for (const engine of ENGINES) {
       // Another body with a held key is another request, whatever the first one's fate: 422 at once.
       assertFailure(await post(server, '/user', heidi, 'held-elsewhere', { form: { name: 'Heidi Three' } }), 422, 'idempotency_key_reused', 'held');
       assert.equal(await readName(server, heidi), 'Heidi');
+    });
+
+    test('a keyed write is audited once, with its request id; its replays and a refused If-Match add no entry', async () => {
+      const judy = await createAccount(workspace, 'judy', { name: 'Judy' });
+      const audited = async () => JSON.parse(await cliOk(workspace, ['audit', '--json', '--user', 'judy'])) as Record<string, any>[];
+      const etag = (await call('GET', `${server.api}/user`, { auth: judy })).headers.get('etag')!;
+      const key = randomUUID();
+      const first = await post(server, '/user', judy, key, { form: { name: 'Judy One' }, headers: { 'if-match': etag } });
+      assert.equal(first.status, 200, first.text);
+      assertReplayOf(await post(server, '/user', judy, key, { form: { name: 'Judy One' }, headers: { 'if-match': etag } }), first, 'the replay');
+      // The account changed since that ETag: refused, and nothing to audit.
+      const stale = await post(server, '/user', judy, randomUUID(), { form: { name: 'Judy Two' }, headers: { 'if-match': etag } });
+      assertFailure(stale, 412, 'precondition_failed', 'a stale If-Match');
+      const entries = (await audited()).filter((entry) => entry.action === 'account.updated');
+      assert.equal(entries.length, 1, `expected one account.updated entry: ${JSON.stringify(entries)}`);
+      assert.deepEqual(entries[0]!.changes, { name: { old: 'Judy', new: 'Judy One' } });
+      assert.match(String(entries[0]!.actor), /^key:[0-9A-Za-z]{12}$/, 'the entry should name the key that made the change');
+      assert.equal(entries[0]!.request_id, first.headers.get('x-request-id'), 'the entry should carry the first request id');
     });
 
     test('concurrent requests with one key: exactly one runs, every other gets 409 or, once it is answered, its answer', async () => {
