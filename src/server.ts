@@ -9,6 +9,7 @@ import { createMetrics, type Metrics } from './http/metrics.ts';
 import { listenForMetrics, type MetricsListener } from './http/metrics-listener.ts';
 import { seedDemoAccounts, type DemoAccount } from './sandbox/demo-accounts.ts';
 import { ConnectingStore, isStoreUnavailable } from './store/connecting-store.ts';
+import { PRUNE_INTERVAL_MS, pruneIdempotencyKeysEvery } from './store/idempotency-pruning.ts';
 import { describeDatabase, openStore } from './store/open-store.ts';
 import { openRedis } from './store/redis-client.ts';
 import type { Store } from './store/store.ts';
@@ -125,6 +126,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;
     const url = serverUrl(config.host, port);
+    const stopPruning = pruneIdempotencyKeysEvery(store, PRUNE_INTERVAL_MS, app.log);
     const storeReady =
       prepared !== null
         ? Promise.resolve(prepared)
@@ -141,6 +143,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       adminApp,
       metrics,
       close: async () => {
+        stopPruning();
         await Promise.all([app.close(), adminApp?.close()]);
         await metricsListener?.close();
         await store.close();

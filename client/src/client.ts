@@ -15,6 +15,8 @@ import type {
   UpdateSettings,
   UpdateUser,
   User,
+  WithEtag,
+  WriteOptions,
 } from './types.ts';
 
 export const LIVE_BASE_URL = 'http://localhost:8080';
@@ -115,9 +117,18 @@ export class AccountApiClient {
     return (await this.#success<User>({ method: 'GET', path: '/user' })).data;
   }
 
-  /** POST /user: changes the display name (1 to 100 characters, no control characters); answers the updated account. Premium. */
-  async updateUser(update: UpdateUser): Promise<User> {
-    return (await this.#success<User>({ method: 'POST', path: '/user', form: { name: update.name } })).data;
+  /** GET /user with its ETag, for a later `updateUser(..., { ifMatch })` or `updateSettings(..., { ifMatch })`. Premium. */
+  async getUserWithEtag(): Promise<WithEtag<User>> {
+    return this.#tagged<User>({ method: 'GET', path: '/user' });
+  }
+
+  /**
+   * POST /user: changes the display name (1 to 100 characters, no control characters); answers the updated account. Premium.
+   * `ifMatch` writes only over that version of the account (else 412 `precondition_failed`); `idempotencyKey` makes the
+   * write safe to repeat.
+   */
+  async updateUser(update: UpdateUser, options: WriteOptions = {}): Promise<User> {
+    return (await this.#success<User>({ method: 'POST', path: '/user', form: { name: update.name }, headers: writeHeaders(options) })).data;
   }
 
   /** GET /settings. Premium. */
@@ -125,9 +136,18 @@ export class AccountApiClient {
     return (await this.#success<Settings>({ method: 'GET', path: '/settings' })).data;
   }
 
-  /** POST /settings: `timezone` must be exactly a name from `listTimezones()`, else 400 `invalid_timezone`. Premium. */
-  async updateSettings(update: UpdateSettings): Promise<Settings> {
-    return (await this.#success<Settings>({ method: 'POST', path: '/settings', form: { timezone: update.timezone } })).data;
+  /** GET /settings with its ETag, for a later `updateSettings(..., { ifMatch })`. Premium. */
+  async getSettingsWithEtag(): Promise<WithEtag<Settings>> {
+    return this.#tagged<Settings>({ method: 'GET', path: '/settings' });
+  }
+
+  /**
+   * POST /settings: `timezone` must be exactly a name from `listTimezones()`, else 400 `invalid_timezone`. Premium.
+   * `ifMatch` and `idempotencyKey` as for `updateUser`.
+   */
+  async updateSettings(update: UpdateSettings, options: WriteOptions = {}): Promise<Settings> {
+    const call: Call = { method: 'POST', path: '/settings', form: { timezone: update.timezone }, headers: writeHeaders(options) };
+    return (await this.#success<Settings>(call)).data;
   }
 
   /**
@@ -165,6 +185,22 @@ export class AccountApiClient {
   async #success<Data, Meta = EmptyMeta>(call: Call): Promise<SuccessEnvelope<Data, Meta>> {
     return successOf<Data, Meta>(await exchange(this.#transport, call), `${call.method} ${call.path}`);
   }
+
+  async #tagged<Data>(call: Call): Promise<WithEtag<Data>> {
+    const answer = await exchange(this.#transport, call);
+    const what = `${call.method} ${call.path}`;
+    const { data } = successOf<Data, EmptyMeta>(answer, what);
+    const etag = answer.headers.get('etag');
+    if (etag === null) throw new AccountApiError({ status: answer.status, code: 'invalid_response', message: `${what} answered without an ETag.` });
+    return { data, etag };
+  }
+}
+
+function writeHeaders(options: WriteOptions): Record<string, string> {
+  return {
+    ...(options.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey }),
+    ...(options.ifMatch === undefined ? {} : { 'if-match': options.ifMatch }),
+  };
 }
 
 function successOf<Data, Meta>(answer: Answer, what: string): SuccessEnvelope<Data, Meta> {

@@ -16,6 +16,7 @@ export type ServerErrorCode =
   | 'malformed_request'
   | 'duplicate_header'
   | 'bad_request'
+  | 'invalid_idempotency_key'
   // 401
   | 'credentials_required'
   | 'malformed_credentials'
@@ -36,12 +37,18 @@ export type ServerErrorCode =
   | 'method_not_allowed'
   // 408
   | 'request_timeout'
+  // 409
+  | 'idempotency_key_in_use'
+  // 412
+  | 'precondition_failed'
   // 413
   | 'body_too_large'
   // 415
   | 'unsupported_media_type'
   // 417
   | 'expectation_failed'
+  // 422
+  | 'idempotency_key_reused'
   // 429
   | 'rate_limited'
   | 'too_many_failed_attempts'

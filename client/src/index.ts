@@ -33,4 +33,6 @@ export type {
   UpdateSettings,
   UpdateUser,
   User,
+  WithEtag,
+  WriteOptions,
 } from './types.ts';

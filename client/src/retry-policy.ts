@@ -1,4 +1,4 @@
-// When to retry a call and how long to wait first: 429/503 always, network failures for GET only; backoff with jitter.
+// When to retry a call and how long to wait first: 429/503 always, network failures only when repeating is safe; backoff with jitter.
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */
@@ -14,11 +14,13 @@ export type Outcome = { readonly kind: 'answer'; readonly status: number } | { r
 
 /**
  * 429 and 503 mean the server did not act on the request, so any method may repeat it. Without an answer the server may
- * have acted, so only a GET (which changes nothing) is repeated. Any other status, 4xx above all, is final.
+ * have acted, so only a call that is safe to repeat is: a GET (which changes nothing), or a POST with an Idempotency-Key
+ * (whose repeat gets the first answer and changes nothing twice). For such a POST a 409 means its first attempt still runs
+ * (idempotency_key_in_use): it is repeated too, to get that attempt's answer. Any other status, 4xx above all, is final.
  */
-export function isRetryable(method: string, outcome: Outcome): boolean {
-  if (outcome.kind === 'no-answer') return method === 'GET';
-  return outcome.status === 429 || outcome.status === 503;
+export function isRetryable(method: string, outcome: Outcome, idempotent: boolean = method === 'GET'): boolean {
+  if (outcome.kind === 'no-answer') return idempotent;
+  return outcome.status === 429 || outcome.status === 503 || (outcome.status === 409 && idempotent && method !== 'GET');
 }
 
 /**

@@ -21,6 +21,11 @@ export interface Call {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/** A GET, or a POST with an Idempotency-Key: repeating it changes nothing more than sending it once. */
+function isIdempotent(call: Call): boolean {
+  return call.method === 'GET' || call.headers?.['idempotency-key'] !== undefined;
+}
+
 /** An HTTP answer, read in full; `body` is the parsed JSON, or undefined when the body is empty or not JSON. */
 export interface Answer {
   readonly status: number;
@@ -37,9 +42,9 @@ export async function exchange(options: TransportOptions, call: Call): Promise<A
       const answer = await attempt(options, call);
       outcome = { kind: 'answer', status: answer.status };
       retryAfterSeconds = parseRetryAfter(answer.headers.get('retry-after'));
-      if (retry >= options.retry.retries || !isRetryable(call.method, outcome)) return answer;
+      if (retry >= options.retry.retries || !isRetryable(call.method, outcome, isIdempotent(call))) return answer;
     } catch (error) {
-      if (!(error instanceof AccountApiError) || retry >= options.retry.retries || !isRetryable(call.method, { kind: 'no-answer' })) throw error;
+      if (!(error instanceof AccountApiError) || retry >= options.retry.retries || !isRetryable(call.method, { kind: 'no-answer' }, isIdempotent(call))) throw error;
     }
     await options.sleep(retryDelayMs(options.retry, retry, retryAfterSeconds));
   }

@@ -70,6 +70,27 @@ export interface UpdateSettings {
   timezone: string;
 }
 
+/** The data of a read, with the ETag naming this version of it: give it as `ifMatch` to write only over this version. */
+export interface WithEtag<Data> {
+  readonly data: Data;
+  readonly etag: string;
+}
+
+/** Options of `updateUser` and `updateSettings`. */
+export interface WriteOptions {
+  /**
+   * Sent as Idempotency-Key (1 to 255 printable ASCII characters; a new UUID per intended write): the same key with the same
+   * write within 24 hours gets the first answer again and changes nothing twice. With one, the client also retries the write
+   * after a network failure, a timeout, or a 409 `idempotency_key_in_use` (its first attempt still running).
+   */
+  readonly idempotencyKey?: string;
+  /**
+   * Sent as If-Match: an ETag from `getUserWithEtag()` or `getSettingsWithEtag()` (or `*`). When the account changed since,
+   * the write is refused with 412 `precondition_failed` and nothing is written.
+   */
+  readonly ifMatch?: string;
+}
+
 /**
  * Every call of /api/v0 by method and path: the body it takes (`undefined`: none) and the `data` and `meta` of its success
  * envelope. `AccountApiClient.envelope()` is typed by it.

@@ -3,7 +3,8 @@ import { FAILURE_CODES } from '../http/failure-codes.ts';
 
 export const ADMIN_FAILURE_CODES = {
   400: [
-    ...FAILURE_CODES[400],
+    // The admin port takes no Idempotency-Key (only the public POST /user and /settings do).
+    ...FAILURE_CODES[400].filter((code) => code !== 'invalid_idempotency_key'),
     'invalid_username',
     'invalid_label',
     'invalid_scope',

@@ -6,7 +6,8 @@ export type FailureKind =
   | 'unauthenticated' // credentials missing or wrong (401)
   | 'forbidden' // authenticated, but not allowed (403)
   | 'not_found' // the thing named does not exist (404)
-  | 'conflict' // it already exists (409)
+  | 'conflict' // it already exists, or another request holds it (409)
+  | 'precondition' // the caller's condition on the current state does not hold (412)
   | 'unavailable' // a dependency is down; try again (503)
   | 'internal'; // a bug (500)
 

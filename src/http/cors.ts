@@ -11,8 +11,19 @@ export interface CorsOptions {
 const ALLOWED = {
   credentials: true,
   methods: ['GET', 'POST'], // HEAD is always allowed (a CORS-safelisted method)
-  allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-  exposedHeaders: ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'ETag', 'Deprecation', 'Link', 'API-Key-Expires'],
+  allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Idempotency-Key'],
+  exposedHeaders: [
+    'X-Request-Id',
+    'RateLimit-Limit',
+    'RateLimit-Remaining',
+    'RateLimit-Reset',
+    'Retry-After',
+    'ETag',
+    'Deprecation',
+    'Link',
+    'API-Key-Expires',
+    'Idempotent-Replayed',
+  ],
   maxAge: 600,
 } satisfies FastifyCorsOptions;
 

@@ -22,6 +22,7 @@ const STATUS_BY_KIND: Readonly<Record<FailureKind, number>> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  precondition: 412,
   unavailable: 503,
   internal: 500,
 };

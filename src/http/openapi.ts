@@ -22,7 +22,8 @@ const DESCRIPTION = `The Account Settings, User and Test API.
 Every response is the envelope {status, messages, meta, data}. Callers authenticate with HTTP Basic: the account's username as the
 user and an API key as the password. Settings and user endpoints need an account with Premium (x-premium-required); without it they
 answer 403 premium_required. POST bodies are form-encoded (curl -d) or JSON objects of strings. Failures carry a stable code per
-message; the codes each status can carry are enumerated in its schema.`;
+message; the codes each status can carry are enumerated in its schema. GET /user and GET /settings carry an ETag (If-None-Match:
+304); their POSTs take If-Match (412 when the account changed since) and an Idempotency-Key (a repeat gets the first answer again).`;
 
 // Swagger UI draws its logo as an SVG with an inline <style> (swagger-api/swagger-ui#10655); allow exactly that one by its hash.
 // If an upgrade changes it, test/e2e/docs-page.test.ts fails with the new hash in Chromium's message.

@@ -48,9 +48,18 @@ export const RESPONSE_HEADERS = {
     schema: { type: 'string', examples: ['GET, HEAD, POST'] },
   },
   ETag: {
-    description: 'Names this version of the timezone list; send it back in If-None-Match to get a bodiless 304 while the list is unchanged.',
+    description:
+      'Names this version of the answer (the timezone list, or the account as GET /user or GET /settings shows it); send it back in ' +
+      'If-None-Match to get a bodiless 304 while it is unchanged, and (on /user and /settings) in If-Match to write only over this version.',
     required: true,
     schema: { type: 'string', pattern: '^"[^"]+"$', examples: ['"tz-2025b-q3X0dJm1r9cUuH1w"'] },
+  },
+  'Idempotent-Replayed': {
+    description:
+      'true on an answer given again for a repeated Idempotency-Key: the first answer, byte for byte, and nothing was done twice. ' +
+      'Absent on the first answer.',
+    required: false,
+    schema: { type: 'string', const: 'true' },
   },
   Vary: {
     description: 'The timezone list varies with Accept-Encoding: caches must keep each coding apart.',

@@ -29,6 +29,22 @@ export function documentedHeaders(descriptions: Readonly<Record<string, string>>
   return { [DOCUMENTED_ONLY]: { headers: { type: 'object', properties } } };
 }
 
+/** The request headers of GET /user and /settings. */
+export const CONDITIONAL_READ_HEADERS = documentedHeaders({
+  'If-None-Match': 'The ETag of the answer the client holds: a bodiless 304 while it is current',
+});
+
+/** The request headers of POST /user and /settings (docs/api.md, Idempotent writes and Conditional requests). */
+export const CONDITIONAL_WRITE_HEADERS = documentedHeaders({
+  'If-Match':
+    'The ETag of the version the client read (from GET or a previous POST), or *: the write is made only over that version, ' +
+    'else 412 precondition_failed and nothing is written. A value that is not * or a list of quoted ETags matches nothing.',
+  'Idempotency-Key':
+    '1 to 255 printable ASCII characters, unique per intended write (a UUID): the same key with the same request within 24 hours ' +
+    'gets the first answer again (Idempotent-Replayed: true) and changes nothing twice; with another request, 422; while the ' +
+    'first still runs, 409.',
+});
+
 function bodySchema(fields: Readonly<Record<string, BodyField>>, documented: boolean) {
   return {
     type: 'object',
@@ -220,6 +236,8 @@ export interface FailureOptions {
   readonly body: boolean;
   /** Writes to the caller's account, which may be deleted while the request runs: 404 account_not_found. */
   readonly updatesAccount?: boolean;
+  /** Takes If-Match and Idempotency-Key: 409 idempotency_key_in_use, 412 precondition_failed, 422 idempotency_key_reused. */
+  readonly conditionalWrite?: boolean;
 }
 
 /** Every failure the operation can answer, each status's codes enumerated in its shared schema. */
@@ -231,8 +249,10 @@ export function failuresFor(options: FailureOptions) {
     ...(options.updatesAccount === true ? [404 as const] : []),
     405,
     408,
+    ...(options.conditionalWrite === true ? [409 as const, 412 as const] : []),
     ...(options.body ? [413 as const, 415 as const] : []),
     417,
+    ...(options.conditionalWrite === true ? [422 as const] : []),
     429,
     431,
     500,
@@ -245,6 +265,18 @@ export function failuresFor(options: FailureOptions) {
       const description = status === 404 ? 'The account was deleted while this request ran (account_not_found).' : FAILURE_DESCRIPTIONS[status];
       return [status, answer(ref(`Failure${status}`), description, headersFor(status))];
     }),
+  );
+}
+
+/** The statuses of a write's answers that an Idempotency-Key keeps, and replays with Idempotent-Replayed: true. */
+const KEPT_STATUSES: ReadonlySet<string> = new Set(['200', '400', '404', '412']);
+
+/** Marks the answers an Idempotency-Key replays as carrying Idempotent-Replayed (when replayed). */
+export function withReplayedAnswers(responses: Readonly<Record<string, Answer>>): Record<string, Answer> {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) =>
+      KEPT_STATUSES.has(status) ? [status, { ...response, headers: { ...response.headers, ...headerSchemas(['Idempotent-Replayed']) } }] : [status, response],
+    ),
   );
 }
 

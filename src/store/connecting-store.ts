@@ -2,6 +2,7 @@
 import type { KeyEnvironment } from '../domain/api-keys.ts';
 import type {
   Account,
+  AccountUpdateOptions,
   AdminCredential,
   AdminTokenRecord,
   ApiKeyRecord,
@@ -9,6 +10,9 @@ import type {
   AuditEvent,
   AuditQuery,
   Credential,
+  HeldIdempotencyKey,
+  IdempotencyClaimOutcome,
+  IdempotencyKeyClaim,
   MigrateOptions,
   MigrationReport,
   NewAccount,
@@ -17,6 +21,7 @@ import type {
   NewAuditEvent,
   RolledKey,
   Store,
+  StoredAnswer,
 } from './store.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { storeNotConnected } from './store-errors.ts';
@@ -78,6 +83,10 @@ const NOT_CONNECTED: Omit<Store, 'environment'> = Object.freeze({
   deleteAccount: notYet,
   updateName: notYet,
   updateTimezone: notYet,
+  claimIdempotencyKey: notYet,
+  completeIdempotencyKey: notYet,
+  releaseIdempotencyKey: notYet,
+  pruneIdempotencyKeys: notYet,
   createKey: notYet,
   listKeys: notYet,
   revokeKey: notYet,
@@ -208,11 +217,23 @@ export class ConnectingStore implements Store {
   deleteAccount(username: string, audit?: AuditActor): Promise<void> {
     return this.#current.deleteAccount(username, audit);
   }
-  updateName(accountId: number, name: string, audit?: AuditActor): Promise<Account> {
-    return this.#current.updateName(accountId, name, audit);
+  updateName(accountId: number, name: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#current.updateName(accountId, name, audit, options);
   }
-  updateTimezone(accountId: number, timezone: string, audit?: AuditActor): Promise<Account> {
-    return this.#current.updateTimezone(accountId, timezone, audit);
+  updateTimezone(accountId: number, timezone: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#current.updateTimezone(accountId, timezone, audit, options);
+  }
+  claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
+    return this.#current.claimIdempotencyKey(claim);
+  }
+  completeIdempotencyKey(held: HeldIdempotencyKey, answer: StoredAnswer): Promise<boolean> {
+    return this.#current.completeIdempotencyKey(held, answer);
+  }
+  releaseIdempotencyKey(held: HeldIdempotencyKey): Promise<void> {
+    return this.#current.releaseIdempotencyKey(held);
+  }
+  pruneIdempotencyKeys(): Promise<number> {
+    return this.#current.pruneIdempotencyKeys();
   }
   createKey(username: string, key: NewApiKey, audit?: AuditActor): Promise<ApiKeyRecord> {
     return this.#current.createKey(username, key, audit);

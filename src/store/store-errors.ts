@@ -37,6 +37,25 @@ export function storeNotConnected(): DomainError {
   return new DomainError('unavailable', 'store_unavailable', 'The database is not reachable yet; try again shortly.');
 }
 
+/** An If-Match that no longer names the account as it is: the update was not made. */
+export function preconditionFailed(): DomainError {
+  return new DomainError(
+    'precondition',
+    'precondition_failed',
+    'The account has changed since the version named in If-Match (or If-Match names none): nothing was written; read it again.',
+  );
+}
+
+/** Another request holds this idempotency key (or took it over while this one ran): nothing was written. */
+export function idempotencyKeyInUse(): DomainError {
+  return new DomainError(
+    'conflict',
+    'idempotency_key_in_use',
+    'Another request with this Idempotency-Key is still running; retry after it has been answered.',
+    { field: 'Idempotency-Key' },
+  );
+}
+
 /** A key that can no longer be rolled: revoked, or already expired. */
 export function keyInactive(keyId: string, why: string): DomainError {
   return new DomainError('conflict', 'key_inactive', `Key '${keyId}' ${why}; only a key still in use can be rolled.`, { field: 'key_id' });

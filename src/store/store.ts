@@ -58,6 +58,50 @@ export interface Credential {
   readonly account: Account;
 }
 
+/** An answer kept for an idempotency key, replayed byte for byte: its status, the headers replayed with it, and its body. */
+export interface StoredAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array;
+}
+
+/** One account's idempotency key, and the token its holder got when claiming it (so a holder whose lease ran out cannot finish). */
+export interface HeldIdempotencyKey {
+  readonly accountId: number;
+  readonly key: string;
+  readonly token: string;
+}
+
+export interface IdempotencyKeyClaim extends HeldIdempotencyKey {
+  /** Names the request (method, path, body...): the same key with another fingerprint is another request. */
+  readonly fingerprint: string;
+  /** How long the claim holds while the request runs; past it another request may take the key over (its holder crashed). */
+  readonly leaseMs: number;
+  /** How long the key is kept from now, answered or not; past it the key is free again and pruning deletes it. */
+  readonly ttlMs: number;
+}
+
+/** What claiming found: the key is now the caller's, or another request holds it, or it was answered already. */
+export type IdempotencyClaimOutcome =
+  | { readonly state: 'claimed' }
+  | { readonly state: 'in_progress'; readonly fingerprint: string }
+  | { readonly state: 'completed'; readonly fingerprint: string; readonly answer: StoredAnswer };
+
+/** Conditions and records that commit with an account update (and its audit entry), or not at all. */
+export interface AccountUpdateOptions {
+  /**
+   * Checked against the account as it is inside the update's transaction: when false, the update fails with
+   * precondition_failed and nothing is written (If-Match). Must be synchronous and pure.
+   */
+  readonly expect?: (current: Account) => boolean;
+  /**
+   * Completes this held key with the answer built from the updated account, in the same transaction as the update. When the
+   * key is no longer held with this token (its lease ran out and another request took it), the update fails with
+   * idempotency_key_in_use and nothing is written.
+   */
+  readonly idempotency?: { readonly held: HeldIdempotencyKey; readonly answer: (updated: Account) => StoredAnswer };
+}
+
 /** A token for the admin API, as listed: never its secret. */
 export interface AdminTokenRecord {
   readonly tokenId: string;
@@ -201,8 +245,24 @@ export interface Store {
   /** By id, which is never reused: an account deleted and created again under the same name is not the one meant. */
   updatePremium(accountId: number, premium: boolean, audit?: AuditActor): Promise<Account>;
   deleteAccount(username: string, audit?: AuditActor): Promise<void>;
-  updateName(accountId: number, name: string, audit?: AuditActor): Promise<Account>;
-  updateTimezone(accountId: number, timezone: string, audit?: AuditActor): Promise<Account>;
+  /**
+   * Like every change, the actor (when given) is recorded in the audit trail in the change's own transaction; the options'
+   * condition is checked and their idempotent answer stored in that same transaction.
+   */
+  updateName(accountId: number, name: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account>;
+  updateTimezone(accountId: number, timezone: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account>;
+
+  /**
+   * Claims an account's idempotency key atomically: of two claims at once, exactly one gets 'claimed'. A key held past its
+   * lease, or kept past its time to live, is claimed afresh.
+   */
+  claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome>;
+  /** Records the answer for a held key (one that changed nothing); false when the key is no longer held with this token. */
+  completeIdempotencyKey(held: HeldIdempotencyKey, answer: StoredAnswer): Promise<boolean>;
+  /** Gives a held key up (the request failed in a way worth retrying); nothing when it is no longer held with this token. */
+  releaseIdempotencyKey(held: HeldIdempotencyKey): Promise<void>;
+  /** Deletes keys kept past their time to live; resolves with how many. */
+  pruneIdempotencyKeys(): Promise<number>;
 
   /** Fails with `too_many_keys` when the account already has MAX_ACTIVE_KEYS keys neither expired nor revoked. */
   createKey(username: string, key: NewApiKey, audit?: AuditActor): Promise<ApiKeyRecord>;

@@ -34,13 +34,13 @@ export interface paths {
         };
         /**
          * Read the caller's settings
-         * @description Answers with the caller's timezone.
+         * @description Answers with the caller's timezone, and its ETag: sent back in If-None-Match it gets a bodiless 304 while the settings are unchanged, and in If-Match of POST /settings a write only over this version.
          */
         readonly get: operations["getSettings"];
         readonly put?: never;
         /**
          * Change the caller's timezone
-         * @description The timezone must be exactly a name from GET /settings/timezones (case-sensitive); a wrong one answers 400 invalid_timezone with suggestions.
+         * @description The timezone must be exactly a name from GET /settings/timezones (case-sensitive); a wrong one answers 400 invalid_timezone with suggestions. With If-Match, only over that version of the settings (else 412); with an Idempotency-Key, at most once (a repeat gets the first answer again).
          */
         readonly post: operations["updateSettings"];
         readonly delete?: never;
@@ -78,13 +78,13 @@ export interface paths {
         };
         /**
          * Read the caller's account
-         * @description Answers with user_id, username, display name and timezone.
+         * @description Answers with user_id, username, display name and timezone, and their ETag: sent back in If-None-Match it gets a bodiless 304 while they are unchanged, and in If-Match of POST /user a write only over this version.
          */
         readonly get: operations["getUser"];
         readonly put?: never;
         /**
          * Change the account's display name
-         * @description The name is stored and answered exactly as sent; other fields are unchanged.
+         * @description The name is stored and answered exactly as sent; other fields are unchanged. With If-Match, only over that version of the account (else 412); with an Idempotency-Key, at most once (a repeat gets the first answer again).
          */
         readonly post: operations["updateUser"];
         readonly delete?: never;
@@ -103,14 +103,14 @@ export interface paths {
         /**
          * Read the caller's account (deprecated alias of /api/v0/user)
          * @deprecated
-         * @description Answers with user_id, username, display name and timezone. Deprecated: use /user; answers carry Deprecation: true and a Link to /user.
+         * @description Answers with user_id, username, display name and timezone, and their ETag: sent back in If-None-Match it gets a bodiless 304 while they are unchanged, and in If-Match of POST /user a write only over this version. Deprecated: use /user; answers carry Deprecation: true and a Link to /user.
          */
         readonly get: operations["getAccount"];
         readonly put?: never;
         /**
          * Change the account's display name (deprecated alias of /api/v0/user)
          * @deprecated
-         * @description The name is stored and answered exactly as sent; other fields are unchanged. Deprecated: use /user; answers carry Deprecation: true and a Link to /user.
+         * @description The name is stored and answered exactly as sent; other fields are unchanged. With If-Match, only over that version of the account (else 412); with an Idempotency-Key, at most once (a repeat gets the first answer again). Deprecated: use /user; answers carry Deprecation: true and a Link to /user.
          */
         readonly post: operations["updateAccount"];
         readonly delete?: never;
@@ -188,7 +188,7 @@ export interface components {
             /** @description Timezone names */
             readonly data: readonly string[];
         };
-        /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; or Authorization is sent twice. */
+        /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; Authorization is sent twice; or Idempotency-Key is not 1 to 255 printable ASCII characters. */
         readonly Failure400: {
             /** @enum {string} */
             readonly status: "fail";
@@ -198,7 +198,7 @@ export interface components {
                      * @description Stable: switch on it
                      * @enum {string}
                      */
-                    readonly code: "missing_parameter" | "unknown_parameter" | "duplicate_parameter" | "invalid_parameter" | "too_many_parameters" | "parameter_too_long" | "malformed_body" | "malformed_url" | "invalid_name" | "invalid_timezone" | "malformed_request" | "duplicate_header" | "bad_request";
+                    readonly code: "missing_parameter" | "unknown_parameter" | "duplicate_parameter" | "invalid_parameter" | "too_many_parameters" | "parameter_too_long" | "malformed_body" | "malformed_url" | "invalid_name" | "invalid_timezone" | "malformed_request" | "duplicate_header" | "bad_request" | "invalid_idempotency_key";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -209,7 +209,7 @@ export interface components {
                      * @description Stable: switch on it
                      * @enum {string}
                      */
-                    readonly code: "missing_parameter" | "unknown_parameter" | "duplicate_parameter" | "invalid_parameter" | "too_many_parameters" | "parameter_too_long" | "malformed_body" | "malformed_url" | "invalid_name" | "invalid_timezone" | "malformed_request" | "duplicate_header" | "bad_request";
+                    readonly code: "missing_parameter" | "unknown_parameter" | "duplicate_parameter" | "invalid_parameter" | "too_many_parameters" | "parameter_too_long" | "malformed_body" | "malformed_url" | "invalid_name" | "invalid_timezone" | "malformed_request" | "duplicate_header" | "bad_request" | "invalid_idempotency_key";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -374,6 +374,68 @@ export interface components {
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
         };
+        /** @description Another request with this Idempotency-Key is still running; retry once it is answered. */
+        readonly Failure409: {
+            /** @enum {string} */
+            readonly status: "fail";
+            readonly messages: [
+                {
+                    /**
+                     * @description Stable: switch on it
+                     * @enum {string}
+                     */
+                    readonly code: "idempotency_key_in_use";
+                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
+                    readonly message: string;
+                    /** @description The parameter at fault, when there is one */
+                    readonly field?: string;
+                },
+                ...{
+                    /**
+                     * @description Stable: switch on it
+                     * @enum {string}
+                     */
+                    readonly code: "idempotency_key_in_use";
+                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
+                    readonly message: string;
+                    /** @description The parameter at fault, when there is one */
+                    readonly field?: string;
+                }[]
+            ];
+            readonly meta: components["schemas"]["EmptyMeta"];
+            readonly data: null;
+        };
+        /** @description If-Match names no current version of the account: it changed since the client read it; nothing was written. */
+        readonly Failure412: {
+            /** @enum {string} */
+            readonly status: "fail";
+            readonly messages: [
+                {
+                    /**
+                     * @description Stable: switch on it
+                     * @enum {string}
+                     */
+                    readonly code: "precondition_failed";
+                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
+                    readonly message: string;
+                    /** @description The parameter at fault, when there is one */
+                    readonly field?: string;
+                },
+                ...{
+                    /**
+                     * @description Stable: switch on it
+                     * @enum {string}
+                     */
+                    readonly code: "precondition_failed";
+                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
+                    readonly message: string;
+                    /** @description The parameter at fault, when there is one */
+                    readonly field?: string;
+                }[]
+            ];
+            readonly meta: components["schemas"]["EmptyMeta"];
+            readonly data: null;
+        };
         /** @description The body is larger than the server accepts. */
         readonly Failure413: {
             /** @enum {string} */
@@ -458,6 +520,37 @@ export interface components {
                      * @enum {string}
                      */
                     readonly code: "expectation_failed";
+                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
+                    readonly message: string;
+                    /** @description The parameter at fault, when there is one */
+                    readonly field?: string;
+                }[]
+            ];
+            readonly meta: components["schemas"]["EmptyMeta"];
+            readonly data: null;
+        };
+        /** @description This Idempotency-Key was used in the last 24 hours for a different request (body, path or If-Match). */
+        readonly Failure422: {
+            /** @enum {string} */
+            readonly status: "fail";
+            readonly messages: [
+                {
+                    /**
+                     * @description Stable: switch on it
+                     * @enum {string}
+                     */
+                    readonly code: "idempotency_key_reused";
+                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
+                    readonly message: string;
+                    /** @description The parameter at fault, when there is one */
+                    readonly field?: string;
+                },
+                ...{
+                    /**
+                     * @description Stable: switch on it
+                     * @enum {string}
+                     */
+                    readonly code: "idempotency_key_reused";
                     /** @description A sentence a person can act on; may be reworded, switch on code instead */
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
@@ -635,8 +728,10 @@ export interface components {
         readonly "Content-Encoding": "gzip" | "br";
         /** @description This path is deprecated (the deprecated /account alias of /user). */
         readonly Deprecation: "true";
-        /** @description Names this version of the timezone list; send it back in If-None-Match to get a bodiless 304 while the list is unchanged. */
+        /** @description Names this version of the answer (the timezone list, or the account as GET /user or GET /settings shows it); send it back in If-None-Match to get a bodiless 304 while it is unchanged, and (on /user and /settings) in If-Match to write only over this version. */
         readonly ETag: string;
+        /** @description true on an answer given again for a repeated Idempotency-Key: the first answer, byte for byte, and nothing was done twice. Absent on the first answer. */
+        readonly "Idempotent-Replayed": "true";
         /** @description Where to move: the successor of this deprecated path. */
         readonly Link: string;
         /** @description How many requests the budget this request spent allows per window. Sent on every answer that spent a budget (the API key, or the client address without credentials) and on every 429; not when a limit is switched off. */
@@ -681,7 +776,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["HelloEnvelope"];
                 };
             };
-            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; or Authorization is sent twice. */
+            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; Authorization is sent twice; or Idempotency-Key is not 1 to 255 printable ASCII characters. */
             readonly 400: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -843,7 +938,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["HelloEnvelope"];
                 };
             };
-            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; or Authorization is sent twice. */
+            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; Authorization is sent twice; or Idempotency-Key is not 1 to 255 printable ASCII characters. */
             readonly 400: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -996,13 +1091,16 @@ export interface operations {
     readonly getSettings: {
         readonly parameters: {
             readonly query?: never;
-            readonly header?: never;
+            readonly header?: {
+                /** @description The ETag of the answer the client holds: a bodiless 304 while it is current */
+                readonly "If-None-Match"?: string;
+            };
             readonly path?: never;
             readonly cookie?: never;
         };
         readonly requestBody?: never;
         readonly responses: {
-            /** @description The caller's settings */
+            /** @description The caller's settings, and the ETag naming this version of them */
             readonly 200: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1010,13 +1108,27 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly ETag: components["headers"]["ETag"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["SettingsEnvelope"];
                 };
             };
-            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; or Authorization is sent twice. */
+            /** @description Not modified: the settings are as If-None-Match names them */
+            readonly 304: {
+                headers: {
+                    readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly ETag: components["headers"]["ETag"];
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; Authorization is sent twice; or Idempotency-Key is not 1 to 255 printable ASCII characters. */
             readonly 400: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1155,7 +1267,12 @@ export interface operations {
     readonly updateSettings: {
         readonly parameters: {
             readonly query?: never;
-            readonly header?: never;
+            readonly header?: {
+                /** @description The ETag of the version the client read (from GET or a previous POST), or *: the write is made only over that version, else 412 precondition_failed and nothing is written. A value that is not * or a list of quoted ETags matches nothing. */
+                readonly "If-Match"?: string;
+                /** @description 1 to 255 printable ASCII characters, unique per intended write (a UUID): the same key with the same request within 24 hours gets the first answer again (Idempotent-Replayed: true) and changes nothing twice; with another request, 422; while the first still runs, 409. */
+                readonly "Idempotency-Key"?: string;
+            };
             readonly path?: never;
             readonly cookie?: never;
         };
@@ -1178,7 +1295,7 @@ export interface operations {
             };
         };
         readonly responses: {
-            /** @description The settings as changed */
+            /** @description The settings as changed, and the ETag naming this version of them */
             readonly 200: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1186,13 +1303,15 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly ETag: components["headers"]["ETag"];
+                    readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["SettingsEnvelope"];
                 };
             };
-            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; or Authorization is sent twice. */
+            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; Authorization is sent twice; or Idempotency-Key is not 1 to 255 printable ASCII characters. */
             readonly 400: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1200,6 +1319,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1239,6 +1359,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1264,6 +1385,35 @@ export interface operations {
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure408"];
+                };
+            };
+            /** @description Another request with this Idempotency-Key is still running; retry once it is answered. */
+            readonly 409: {
+                headers: {
+                    readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly [name: string]: unknown;
+                };
+                content: {
+                    readonly "application/json": components["schemas"]["Failure409"];
+                };
+            };
+            /** @description If-Match names no current version of the account: it changed since the client read it; nothing was written. */
+            readonly 412: {
+                headers: {
+                    readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    readonly [name: string]: unknown;
+                };
+                content: {
+                    readonly "application/json": components["schemas"]["Failure412"];
                 };
             };
             /** @description The body is larger than the server accepts. */
@@ -1302,6 +1452,20 @@ export interface operations {
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure417"];
+                };
+            };
+            /** @description This Idempotency-Key was used in the last 24 hours for a different request (body, path or If-Match). */
+            readonly 422: {
+                headers: {
+                    readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly [name: string]: unknown;
+                };
+                content: {
+                    readonly "application/json": components["schemas"]["Failure422"];
                 };
             };
             /** @description A rate limit is spent; retry after Retry-After seconds. */
@@ -1413,7 +1577,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; or Authorization is sent twice. */
+            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; Authorization is sent twice; or Idempotency-Key is not 1 to 255 printable ASCII characters. */
             readonly 400: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1552,13 +1716,16 @@ export interface operations {
     readonly getUser: {
         readonly parameters: {
             readonly query?: never;
-            readonly header?: never;
+            readonly header?: {
+                /** @description The ETag of the answer the client holds: a bodiless 304 while it is current */
+                readonly "If-None-Match"?: string;
+            };
             readonly path?: never;
             readonly cookie?: never;
         };
         readonly requestBody?: never;
         readonly responses: {
-            /** @description The caller's account */
+            /** @description The caller's account, and the ETag naming this version of it */
             readonly 200: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1566,13 +1733,27 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly ETag: components["headers"]["ETag"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["UserEnvelope"];
                 };
             };
-            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; or Authorization is sent twice. */
+            /** @description Not modified: the account is as If-None-Match names it */
+            readonly 304: {
+                headers: {
+                    readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly ETag: components["headers"]["ETag"];
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; Authorization is sent twice; or Idempotency-Key is not 1 to 255 printable ASCII characters. */
             readonly 400: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1711,7 +1892,12 @@ export interface operations {
     readonly updateUser: {
         readonly parameters: {
             readonly query?: never;
-            readonly header?: never;
+            readonly header?: {
+                /** @description The ETag of the version the client read (from GET or a previous POST), or *: the write is made only over that version, else 412 precondition_failed and nothing is written. A value that is not * or a list of quoted ETags matches nothing. */
+                readonly "If-Match"?: string;
+                /** @description 1 to 255 printable ASCII characters, unique per intended write (a UUID): the same key with the same request within 24 hours gets the first answer again (Idempotent-Replayed: true) and changes nothing twice; with another request, 422; while the first still runs, 409. */
+                readonly "Idempotency-Key"?: string;
+            };
             readonly path?: never;
             readonly cookie?: never;
         };
@@ -1734,7 +1920,7 @@ export interface operations {
             };
         };
         readonly responses: {
-            /** @description The account with its new name */
+            /** @description The account with its new name, and the ETag naming this version of it */
             readonly 200: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1742,13 +1928,15 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly ETag: components["headers"]["ETag"];
+                    readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
                 };
                 content: {
                     readonly "application/json": components["schemas"]["UserEnvelope"];
                 };
             };
-            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; or Authorization is sent twice. */
+            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; Authorization is sent twice; or Idempotency-Key is not 1 to 255 printable ASCII characters. */
             readonly 400: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1756,6 +1944,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1795,6 +1984,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1820,6 +2010,35 @@ export interface operations {
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure408"];
+                };
+            };
+            /** @description Another request with this Idempotency-Key is still running; retry once it is answered. */
+            readonly 409: {
+                headers: {
+                    readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly [name: string]: unknown;
+                };
+                content: {
+                    readonly "application/json": components["schemas"]["Failure409"];
+                };
+            };
+            /** @description If-Match names no current version of the account: it changed since the client read it; nothing was written. */
+            readonly 412: {
+                headers: {
+                    readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    readonly [name: string]: unknown;
+                };
+                content: {
+                    readonly "application/json": components["schemas"]["Failure412"];
                 };
             };
             /** @description The body is larger than the server accepts. */
@@ -1858,6 +2077,20 @@ export interface operations {
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure417"];
+                };
+            };
+            /** @description This Idempotency-Key was used in the last 24 hours for a different request (body, path or If-Match). */
+            readonly 422: {
+                headers: {
+                    readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly [name: string]: unknown;
+                };
+                content: {
+                    readonly "application/json": components["schemas"]["Failure422"];
                 };
             };
             /** @description A rate limit is spent; retry after Retry-After seconds. */
@@ -1929,13 +2162,16 @@ export interface operations {
     readonly getAccount: {
         readonly parameters: {
             readonly query?: never;
-            readonly header?: never;
+            readonly header?: {
+                /** @description The ETag of the answer the client holds: a bodiless 304 while it is current */
+                readonly "If-None-Match"?: string;
+            };
             readonly path?: never;
             readonly cookie?: never;
         };
         readonly requestBody?: never;
         readonly responses: {
-            /** @description The caller's account */
+            /** @description The caller's account, and the ETag naming this version of it */
             readonly 200: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1943,6 +2179,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly ETag: components["headers"]["ETag"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -1951,7 +2188,22 @@ export interface operations {
                     readonly "application/json": components["schemas"]["UserEnvelope"];
                 };
             };
-            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; or Authorization is sent twice. */
+            /** @description Not modified: the account is as If-None-Match names it */
+            readonly 304: {
+                headers: {
+                    readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly ETag: components["headers"]["ETag"];
+                    readonly Deprecation: components["headers"]["Deprecation"];
+                    readonly Link: components["headers"]["Link"];
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; Authorization is sent twice; or Idempotency-Key is not 1 to 255 printable ASCII characters. */
             readonly 400: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2102,7 +2354,12 @@ export interface operations {
     readonly updateAccount: {
         readonly parameters: {
             readonly query?: never;
-            readonly header?: never;
+            readonly header?: {
+                /** @description The ETag of the version the client read (from GET or a previous POST), or *: the write is made only over that version, else 412 precondition_failed and nothing is written. A value that is not * or a list of quoted ETags matches nothing. */
+                readonly "If-Match"?: string;
+                /** @description 1 to 255 printable ASCII characters, unique per intended write (a UUID): the same key with the same request within 24 hours gets the first answer again (Idempotent-Replayed: true) and changes nothing twice; with another request, 422; while the first still runs, 409. */
+                readonly "Idempotency-Key"?: string;
+            };
             readonly path?: never;
             readonly cookie?: never;
         };
@@ -2125,7 +2382,7 @@ export interface operations {
             };
         };
         readonly responses: {
-            /** @description The account with its new name */
+            /** @description The account with its new name, and the ETag naming this version of it */
             readonly 200: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2133,6 +2390,8 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly ETag: components["headers"]["ETag"];
+                    readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2141,7 +2400,7 @@ export interface operations {
                     readonly "application/json": components["schemas"]["UserEnvelope"];
                 };
             };
-            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; or Authorization is sent twice. */
+            /** @description A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; Authorization is sent twice; or Idempotency-Key is not 1 to 255 printable ASCII characters. */
             readonly 400: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2149,6 +2408,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2194,6 +2454,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
                     readonly [name: string]: unknown;
@@ -2221,6 +2482,39 @@ export interface operations {
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure408"];
+                };
+            };
+            /** @description Another request with this Idempotency-Key is still running; retry once it is answered. */
+            readonly 409: {
+                headers: {
+                    readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly Deprecation: components["headers"]["Deprecation"];
+                    readonly Link: components["headers"]["Link"];
+                    readonly [name: string]: unknown;
+                };
+                content: {
+                    readonly "application/json": components["schemas"]["Failure409"];
+                };
+            };
+            /** @description If-Match names no current version of the account: it changed since the client read it; nothing was written. */
+            readonly 412: {
+                headers: {
+                    readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    readonly Deprecation: components["headers"]["Deprecation"];
+                    readonly Link: components["headers"]["Link"];
+                    readonly [name: string]: unknown;
+                };
+                content: {
+                    readonly "application/json": components["schemas"]["Failure412"];
                 };
             };
             /** @description The body is larger than the server accepts. */
@@ -2263,6 +2557,22 @@ export interface operations {
                 };
                 content: {
                     readonly "application/json": components["schemas"]["Failure417"];
+                };
+            };
+            /** @description This Idempotency-Key was used in the last 24 hours for a different request (body, path or If-Match). */
+            readonly 422: {
+                headers: {
+                    readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly Deprecation: components["headers"]["Deprecation"];
+                    readonly Link: components["headers"]["Link"];
+                    readonly [name: string]: unknown;
+                };
+                content: {
+                    readonly "application/json": components["schemas"]["Failure422"];
                 };
             };
             /** @description A rate limit is spent; retry after Retry-After seconds. */

@@ -16,6 +16,15 @@ test('429 and 503 are retried for any method; other statuses never; a missing an
   }
   assert.equal(isRetryable('GET', { kind: 'no-answer' }), true);
   assert.equal(isRetryable('POST', { kind: 'no-answer' }), false);
+  assert.equal(isRetryable('POST', { kind: 'answer', status: 409 }), false, 'a 409 without an Idempotency-Key is final');
+});
+
+test('a POST with an Idempotency-Key is retried without an answer and on 409, as its repeat changes nothing twice', () => {
+  assert.equal(isRetryable('POST', { kind: 'no-answer' }, true), true);
+  assert.equal(isRetryable('POST', { kind: 'answer', status: 409 }, true), true, '409 idempotency_key_in_use: the first attempt still runs');
+  for (const status of [200, 400, 412, 422, 500]) {
+    assert.equal(isRetryable('POST', { kind: 'answer', status }, true), false, `a keyed POST's ${status} must not be retried`);
+  }
 });
 
 test('backoff doubles per retry, with jitter between half and all of the step, and is capped', () => {

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { issueKey, keyMatches } from '../../src/domain/api-keys.ts';
 import { defineConcurrencyCases } from './concurrency-cases.ts';
 import { defineEnvironmentCases } from './environment-cases.ts';
+import { defineIdempotencyCases } from './idempotency-cases.ts';
 import { defineAdminTokenCases } from './admin-token-cases.ts';
 import { defineKeyLifecycleCases } from './key-lifecycle-cases.ts';
 import type { Store } from '../../src/store/store.ts';
@@ -325,6 +326,7 @@ export function defineStoreContract(engineName: string, makeStore: MakeStore, sk
   });
 
   defineConcurrencyCases(engineName, makeStore, skip);
+  defineIdempotencyCases(engineName, makeStore, skip);
   defineAdminTokenCases(engineName, makeStore, skip);
 
   describe(`${engineName} store: closing`, () => {

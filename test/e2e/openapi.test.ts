@@ -112,15 +112,20 @@ function expectedStatuses(method: string, path: string): string[] {
   const premium = !path.endsWith('/hello');
   const body = method === 'post';
   const updatesAccount = body && premium;
+  // GET /user, /settings (and /account) answer 304 to their ETag, as the timezone list does; their POSTs take If-Match and Idempotency-Key.
+  const conditionalRead = !body && premium;
   return [
-    path.endsWith('/timezones') ? ['200', '304'] : ['200'],
+    conditionalRead ? ['200', '304'] : ['200'],
     ['400', '401'],
     premium ? ['403'] : [],
     updatesAccount ? ['404'] : [],
     ['405', '408'],
+    updatesAccount ? ['409', '412'] : [],
     body ? ['413', '415'] : [],
     // An Expect other than 100-continue, a Transfer-Encoding other than chunked: any operation (request-framing.ts).
-    ['417', '429', '431', '500', '501', '503'],
+    ['417'],
+    updatesAccount ? ['422'] : [],
+    ['429', '431', '500', '501', '503'],
   ].flat();
 }
 
@@ -148,6 +153,12 @@ function operation(doc: Document, method: string, path: string): Operation {
   const found = doc.paths[path]?.[method];
   assert.ok(found !== undefined, `the document has no ${method.toUpperCase()} ${path}`);
   return found;
+}
+
+/** The header parameters an operation takes, as {in, name, required}. */
+function headerParameters(doc: Document, method: string, path: string): { in: string; name: string; required: boolean }[] | undefined {
+  const parameters = (operation(doc, method, path) as { parameters?: { in: string; name: string; required: boolean }[] }).parameters;
+  return parameters?.map(({ in: where, name, required }) => ({ in: where, name, required }));
 }
 
 function component<T>(doc: Document, reference: Reference, kind: 'schemas' | 'headers'): T {
@@ -238,12 +249,23 @@ describe('the document', () => {
     assert.notEqual(operation(live.doc, 'get', '/api/v0/user').deprecated, true);
   });
 
-  test('takes If-None-Match on GET /settings/timezones, for the 304', () => {
-    const parameters = (operation(live.doc, 'get', '/api/v0/settings/timezones') as { parameters?: { in: string; name: string; required: boolean }[] }).parameters;
-    assert.deepEqual(
-      parameters?.map(({ in: where, name, required }) => ({ in: where, name, required })),
-      [{ in: 'header', name: 'If-None-Match', required: false }],
-    );
+  test('takes If-None-Match on every GET with an ETag, for the 304', () => {
+    for (const path of ['/api/v0/settings/timezones', '/api/v0/settings', '/api/v0/user', '/api/v0/account']) {
+      assert.deepEqual(headerParameters(live.doc, 'get', path), [{ in: 'header', name: 'If-None-Match', required: false }], `GET ${path}`);
+    }
+  });
+
+  test('takes If-Match and Idempotency-Key on POST /user and POST /settings', () => {
+    for (const path of ['/api/v0/settings', '/api/v0/user', '/api/v0/account']) {
+      assert.deepEqual(
+        headerParameters(live.doc, 'post', path),
+        [
+          { in: 'header', name: 'If-Match', required: false },
+          { in: 'header', name: 'Idempotency-Key', required: false },
+        ],
+        `POST ${path}`,
+      );
+    }
   });
 
   test('limits a display name to 1..100 code points, as the service counts it', () => {
@@ -310,10 +332,13 @@ describe('the document', () => {
       if (status === '429' || status === '503') has('Retry-After', 'when to retry');
       if (!BEFORE_ROUTE.has(status) && status !== '401') for (const name of rateLimits) has(name, 'the budget spent');
       if (path.endsWith('/timezones') && (status === '200' || status === '304')) has('ETag', 'the version of the list');
+      if (!path.endsWith('/hello') && (status === '200' || status === '304')) has('ETag', 'the version of the answer');
+      if (method === 'post' && !path.endsWith('/hello') && ['200', '400', '404', '412'].includes(status)) {
+        has('Idempotent-Replayed', 'an answer an Idempotency-Key keeps is replayed with it');
+      }
       if (path.endsWith('/timezones') && (status === '200' || status === '304')) has('Vary', 'a body in gzip or brotli when asked');
       if (path.endsWith('/timezones') && status === '200') has('Content-Encoding', 'a body in gzip or brotli when asked');
       if (path.endsWith('/account') && !BEFORE_ROUTE.has(status)) for (const name of ['Deprecation', 'Link']) has(name, 'the deprecated alias');
-      void method;
     });
     for (const name of ['X-Request-Id', 'WWW-Authenticate', 'Retry-After', 'ETag', 'Deprecation', 'Link', 'Allow']) {
       assert.equal(live.doc.components.headers[name]?.required, true, `${name} is always sent where it is listed`);

@@ -12,7 +12,8 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-frame-options': 'DENY',
 };
 const ALLOWED_ORIGIN = 'https://app.example.com';
-const EXPOSED = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, ETag, Deprecation, Link, API-Key-Expires';
+const EXPOSED =
+  'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, ETag, Deprecation, Link, API-Key-Expires, Idempotent-Replayed';
 
 let plain: { workspace: Workspace; server: ServerProcess; alice: Account };
 let configured: { workspace: Workspace; server: ServerProcess; alice: Account };
@@ -125,7 +126,10 @@ describe('CORS on (CORS_ORIGINS)', () => {
     assert.equal(result.status, 204, result.text);
     assert.equal(result.headers.get('access-control-allow-origin'), ALLOWED_ORIGIN);
     assert.equal(result.headers.get('access-control-allow-methods'), 'GET, POST');
-    assert.equal(result.headers.get('access-control-allow-headers'), 'Authorization, Content-Type, X-Request-Id');
+    assert.equal(
+      result.headers.get('access-control-allow-headers'),
+      'Authorization, Content-Type, X-Request-Id, If-Match, If-None-Match, Idempotency-Key',
+    );
     assert.equal(result.headers.get('access-control-allow-credentials'), 'true');
     assert.equal(result.text, '');
     assert.equal((await preflight('http://localhost:3000', '/settings')).status, 204, 'the second origin of the list is refused');

@@ -9,6 +9,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { loadMigrations } from '../../src/store/migrations.ts';
 import { basic } from '../support/http.ts';
 import { loadRequest } from '../support/drain-load.ts';
 import { cliOk, createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
@@ -147,7 +148,8 @@ describe('serve --workers 2 on a fresh SQLite database', () => {
     const database = new DatabaseSync(join(workspace.dir, 'live.db'), { readOnly: true });
     const rows = database.prepare('SELECT version, applied_at FROM schema_migrations ORDER BY version').all();
     database.close();
-    assert.deepEqual(rows.map((row) => row.version), [1, 2, 3, 4], 'schema_migrations should hold one row per migration');
+    const versions = loadMigrations(join(import.meta.dirname, '../../src/store/sqlite/migrations')).map((migration) => migration.version);
+    assert.deepEqual(rows.map((row) => row.version), versions, 'schema_migrations should hold one row per migration');
     const firstWorkerLine = Math.min(...logLines(server).filter((line) => workers.includes(line.pid)).map((line) => line.time));
     assert.ok(Date.parse(String(rows[0]!.applied_at)) <= firstWorkerLine, 'the schema was applied after a worker had started');
     assert.equal(server.output.filter((line) => line.startsWith('account-api listening at')).length, 1, 'the listening line was printed more than once');

@@ -4,10 +4,24 @@ import type { FastifyInstance } from 'fastify';
 import { checkTimezone } from '../../domain/timezone-choice.ts';
 import type { TimezoneCatalog } from '../../domain/timezones.ts';
 import { success } from '../../http/envelope.ts';
-import { bodilessOf, BODY_MEDIA_TYPES, bodyOf, documentedHeaders, failuresFor, PREMIUM_SECURITY, successOf } from '../../http/schemas.ts';
+import {
+  bodilessOf,
+  BODY_MEDIA_TYPES,
+  bodyOf,
+  CONDITIONAL_READ_HEADERS,
+  CONDITIONAL_WRITE_HEADERS,
+  documentedHeaders,
+  failuresFor,
+  PREMIUM_SECURITY,
+  successOf,
+  withReplayedAnswers,
+} from '../../http/schemas.ts';
 import { precompress, sendPrecompressed } from '../../http/compression.ts';
+import { answerAccountWrite } from '../../http/account-writes.ts';
+import { answerConditionally, taggedView } from '../../http/conditional.ts';
+import { idempotentWrites } from '../../http/idempotency.ts';
 import { keyActor } from '../../operations/actor.ts';
-import type { Store } from '../../store/store.ts';
+import type { Account, Store } from '../../store/store.ts';
 
 export interface SettingsRoutesOptions {
   readonly store: Store;
@@ -16,8 +30,14 @@ export interface SettingsRoutesOptions {
 
 const TIMEZONES_DESCRIPTION = 'Data is a list of valid timezones.';
 
+function settingsView(account: Account) {
+  return { timezone: account.timezone };
+}
+
 export async function settingsRoutes(app: FastifyInstance, options: SettingsRoutesOptions) {
   const { store, timezones } = options;
+  const idempotency = idempotentWrites({ store });
+  const taggedSettings = taggedView(settingsView);
 
   // The list changes only with a new build, so its body (already UTF-8, ~9 KB) and validator are computed once.
   // Compressed once too (gzip 9 KB -> 2 KB), for clients that ask for it.
@@ -30,12 +50,20 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
     schema: {
       operationId: 'getSettings',
       summary: "Read the caller's settings",
-      description: "Answers with the caller's timezone.",
+      description:
+        "Answers with the caller's timezone, and its ETag: sent back in If-None-Match it gets a bodiless 304 while the settings are " +
+        'unchanged, and in If-Match of POST /settings a write only over this version.',
       tags: ['Settings'],
       security: PREMIUM_SECURITY,
-      response: { 200: successOf('SettingsEnvelope', "The caller's settings"), ...failuresFor({ premium: true, body: false }) },
+      ...CONDITIONAL_READ_HEADERS,
+      response: {
+        200: successOf('SettingsEnvelope', "The caller's settings, and the ETag naming this version of them", ['ETag']),
+        304: bodilessOf(304, 'Not modified: the settings are as If-None-Match names them', ['ETag']),
+        ...failuresFor({ premium: true, body: false }),
+      },
     },
-    handler: (request) => success({ timezone: request.caller!.timezone }),
+    // Synchronous: a GET answers from the cached credential's account, and its ETag is hashed once per account object.
+    handler: (request, reply) => answerConditionally(request, reply, taggedSettings(request.caller!)),
   });
 
   app.get('/settings/timezones', {
@@ -68,20 +96,30 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
 
   app.post<{ Body: { timezone: string } }>('/settings', {
     config: { access: 'premium' },
+    preHandler: idempotency.claim,
+    onSend: idempotency.settle,
     schema: {
       operationId: 'updateSettings',
       summary: "Change the caller's timezone",
-      description: 'The timezone must be exactly a name from GET /settings/timezones (case-sensitive); a wrong one answers 400 invalid_timezone with suggestions.',
+      description:
+        'The timezone must be exactly a name from GET /settings/timezones (case-sensitive); a wrong one answers 400 invalid_timezone with suggestions. ' +
+        'With If-Match, only over that version of the settings (else 412); with an Idempotency-Key, at most once (a repeat gets the first answer again).',
       tags: ['Settings'],
       security: PREMIUM_SECURITY,
       consumes: BODY_MEDIA_TYPES,
       body: bodyOf({ timezone: { description: 'A timezone from GET /settings/timezones (case-sensitive)', example: 'Europe/Kyiv' } }),
-      response: { 200: successOf('SettingsEnvelope', 'The settings as changed'), ...failuresFor({ premium: true, body: true, updatesAccount: true }) },
+      ...CONDITIONAL_WRITE_HEADERS,
+      response: withReplayedAnswers({
+        200: successOf('SettingsEnvelope', 'The settings as changed, and the ETag naming this version of them', ['ETag']),
+        ...failuresFor({ premium: true, body: true, updatesAccount: true, conditionalWrite: true }),
+      }),
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const timezone = checkTimezone(timezones, request.body.timezone);
-      const account = await store.updateTimezone(request.caller!.id, timezone, keyActor(request.keyId!, request.id, request.ip));
-      return success({ timezone: account.timezone });
+      const actor = keyActor(request.keyId!, request.id, request.ip);
+      return answerAccountWrite(request, reply, idempotency, taggedSettings, (conditions) =>
+        store.updateTimezone(request.caller!.id, timezone, actor, conditions),
+      );
     },
   });
 }

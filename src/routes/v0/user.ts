@@ -1,8 +1,21 @@
 // GET/POST /user: the caller's account and its display name; /account is a deprecated alias of the same.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { success } from '../../http/envelope.ts';
 import { checkDisplayName, DISPLAY_NAME_MAX_LENGTH } from '../../domain/names.ts';
-import { BODY_MEDIA_TYPES, bodyOf, failuresFor, PREMIUM_SECURITY, successOf, withRouteHeaders } from '../../http/schemas.ts';
+import { answerAccountWrite } from '../../http/account-writes.ts';
+import { answerConditionally, taggedView } from '../../http/conditional.ts';
+import { idempotentWrites } from '../../http/idempotency.ts';
+import {
+  bodilessOf,
+  BODY_MEDIA_TYPES,
+  bodyOf,
+  CONDITIONAL_READ_HEADERS,
+  CONDITIONAL_WRITE_HEADERS,
+  failuresFor,
+  PREMIUM_SECURITY,
+  successOf,
+  withReplayedAnswers,
+  withRouteHeaders,
+} from '../../http/schemas.ts';
 import { keyActor } from '../../operations/actor.ts';
 import type { Account, Store } from '../../store/store.ts';
 
@@ -18,6 +31,8 @@ function userView(account: Account) {
 
 export async function userRoutes(app: FastifyInstance, options: UserRoutesOptions) {
   const { store } = options;
+  const idempotency = idempotentWrites({ store });
+  const taggedUser = taggedView(userView);
   const successor = `<${options.apiPrefix}/user>; rel="successor-version"`;
 
   // An example in the spec calls POST /account: it is served as an alias that tells clients where to move.
@@ -44,22 +59,39 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
       config: { access: 'premium' },
       onSend,
       schema: {
-        ...documented('getUser', "Read the caller's account", 'Answers with user_id, username, display name and timezone.', {
-          200: successOf('UserEnvelope', "The caller's account"),
-          ...failuresFor({ premium: true, body: false }),
-        }),
+        ...documented(
+          'getUser',
+          "Read the caller's account",
+          'Answers with user_id, username, display name and timezone, and their ETag: sent back in If-None-Match it gets a bodiless 304 ' +
+            'while they are unchanged, and in If-Match of POST /user a write only over this version.',
+          {
+            200: successOf('UserEnvelope', "The caller's account, and the ETag naming this version of it", ['ETag']),
+            304: bodilessOf(304, 'Not modified: the account is as If-None-Match names it', ['ETag']),
+            ...failuresFor({ premium: true, body: false }),
+          },
+        ),
+        ...CONDITIONAL_READ_HEADERS,
       },
-      handler: (request) => success(userView(request.caller!)),
+      // Synchronous: a GET answers from the cached credential's account, and its ETag is hashed once per account object.
+      handler: (request, reply) => answerConditionally(request, reply, taggedUser(request.caller!)),
     });
 
     app.post<{ Body: { name: string } }>(path, {
       config: { access: 'premium' },
-      onSend,
+      preHandler: idempotency.claim,
+      onSend: [...onSend, idempotency.settle],
       schema: {
-        ...documented('updateUser', "Change the account's display name", 'The name is stored and answered exactly as sent; other fields are unchanged.', {
-          200: successOf('UserEnvelope', 'The account with its new name'),
-          ...failuresFor({ premium: true, body: true, updatesAccount: true }),
-        }),
+        ...documented(
+          'updateUser',
+          "Change the account's display name",
+          'The name is stored and answered exactly as sent; other fields are unchanged. With If-Match, only over that version of ' +
+            'the account (else 412); with an Idempotency-Key, at most once (a repeat gets the first answer again).',
+          withReplayedAnswers({
+            200: successOf('UserEnvelope', 'The account with its new name, and the ETag naming this version of it', ['ETag']),
+            ...failuresFor({ premium: true, body: true, updatesAccount: true, conditionalWrite: true }),
+          }),
+        ),
+        ...CONDITIONAL_WRITE_HEADERS,
         consumes: BODY_MEDIA_TYPES,
         body: bodyOf({
           name: {
@@ -72,10 +104,10 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
           },
         }),
       },
-      handler: async (request) => {
+      handler: async (request, reply) => {
         const name = checkDisplayName(request.body.name);
-        const account = await store.updateName(request.caller!.id, name, keyActor(request.keyId!, request.id, request.ip));
-        return success(userView(account));
+        const actor = keyActor(request.keyId!, request.id, request.ip);
+        return answerAccountWrite(request, reply, idempotency, taggedUser, (conditions) => store.updateName(request.caller!.id, name, actor, conditions));
       },
     });
   }

@@ -7,6 +7,7 @@ import { loadMigrations, type Migration } from '../migrations.ts';
 import {
   MAX_ACTIVE_KEYS,
   type Account,
+  type AccountUpdateOptions,
   type AdminCredential,
   type AdminTokenRecord,
   type ApiKeyRecord,
@@ -14,6 +15,9 @@ import {
   type AuditEvent,
   type AuditQuery,
   type Credential,
+  type HeldIdempotencyKey,
+  type IdempotencyClaimOutcome,
+  type IdempotencyKeyClaim,
   type KeyScope,
   type MigrateOptions,
   type MigrationReport,
@@ -23,12 +27,26 @@ import {
   type NewAuditEvent,
   type RolledKey,
   type Store,
+  type StoredAnswer,
 } from '../store.ts';
 import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
 import { accountCreated, accountDeleted, keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
 import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents, type Query } from './audit-rows.ts';
 import { assertSchemaCurrent } from '../migrations.ts';
-import { accountGone, accountNotFound, adminTokenExists, adminTokenNotFound, keyExists, keyInactive, keyNotFound, tooManyKeys, usernameTaken } from '../store-errors.ts';
+import {
+  accountGone,
+  accountNotFound,
+  adminTokenExists,
+  adminTokenNotFound,
+  idempotencyKeyInUse,
+  keyExists,
+  keyInactive,
+  keyNotFound,
+  preconditionFailed,
+  tooManyKeys,
+  usernameTaken,
+} from '../store-errors.ts';
+import { claimKey, completeKey, lockHeldKey, pruneKeys, releaseKey } from './idempotency-keys.ts';
 import { READ_ENVIRONMENT_SQL, recordEnvironment } from './deployment.ts';
 import { applyMigrations } from './migrate.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
@@ -352,10 +370,18 @@ export class PostgresStore implements Store {
 
   /**
    * One UPDATE that sets one column: the row lock serialises concurrent writers, and neither overwrites the other's column.
-   * With an actor, still one statement (one round trip on the public POSTs): the row's old value is read under that lock
-   * and the audit entry inserted by the same statement, only when the value changed.
+   * With an actor alone, still one statement (one round trip on the public POSTs): the row's old value is read under that
+   * lock and the audit entry inserted by the same statement, only when the value changed. With a condition (If-Match) or an
+   * idempotency key, a transaction (see #updateChecked).
    */
-  async #updateAccount(accountId: number, column: 'name' | 'timezone', value: string, audit: AuditActor | undefined): Promise<Account> {
+  async #updateAccount(
+    accountId: number,
+    column: 'name' | 'timezone',
+    value: string,
+    audit: AuditActor | undefined,
+    options: AccountUpdateOptions = {},
+  ): Promise<Account> {
+    if (options.expect !== undefined || options.idempotency !== undefined) return this.#updateChecked(accountId, column, value, audit, options);
     if (audit === undefined) {
       const row = await this.#one(
         `UPDATE accounts SET ${column} = $2, updated_at = now() WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
@@ -383,12 +409,64 @@ export class PostgresStore implements Store {
     return toAccount(row);
   }
 
-  updateName(accountId: number, name: string, audit?: AuditActor): Promise<Account> {
-    return this.#updateAccount(accountId, 'name', name, audit);
+  /**
+   * The row lock taken first holds off every other writer of the account until the condition, the update, its audit entry
+   * and the recorded answer are committed together; a failed condition rolls back before anything is written.
+   */
+  #updateChecked(accountId: number, column: 'name' | 'timezone', value: string, audit: AuditActor | undefined, options: AccountUpdateOptions): Promise<Account> {
+    return this.#transaction(async (query) => {
+      const [current] = await query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1 FOR UPDATE`, [accountId]);
+      if (current === undefined) throw accountGone();
+      const before = toAccount(current);
+      if (options.expect !== undefined && !options.expect(before)) throw preconditionFailed();
+      const idempotency = options.idempotency;
+      if (idempotency !== undefined && !(await lockHeldKey(query, idempotency.held))) throw idempotencyKeyInUse();
+      const [row] = await query(`UPDATE accounts SET ${column} = $2, updated_at = now() WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`, [
+        accountId,
+        value,
+      ]);
+      const updated = toAccount(row!);
+      if (before[column] !== value) {
+        await this.#audit(query, audit, {
+          action: 'account.updated',
+          accountId: updated.id,
+          username: updated.username,
+          changes: { [column]: { old: before[column], new: value } },
+        });
+      }
+      if (idempotency !== undefined) await completeKey(query, idempotency.held, idempotency.answer(updated));
+      return updated;
+    });
   }
 
-  updateTimezone(accountId: number, timezone: string, audit?: AuditActor): Promise<Account> {
-    return this.#updateAccount(accountId, 'timezone', timezone, audit);
+  updateName(accountId: number, name: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#updateAccount(accountId, 'name', name, audit, options);
+  }
+
+  updateTimezone(accountId: number, timezone: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#updateAccount(accountId, 'timezone', timezone, audit, options);
+  }
+
+  async claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
+    try {
+      return await claimKey((text, values) => this.#query(text, values), claim);
+    } catch (error) {
+      // The account was deleted while its own request ran.
+      if (brokenConstraint(error)?.state === FOREIGN_KEY_VIOLATION) throw accountGone();
+      throw error;
+    }
+  }
+
+  completeIdempotencyKey(held: HeldIdempotencyKey, answer: StoredAnswer): Promise<boolean> {
+    return completeKey((text, values) => this.#query(text, values), held, answer);
+  }
+
+  releaseIdempotencyKey(held: HeldIdempotencyKey): Promise<void> {
+    return releaseKey((text, values) => this.#query(text, values), held);
+  }
+
+  pruneIdempotencyKeys(): Promise<number> {
+    return pruneKeys((text, values) => this.#query(text, values));
   }
 
   async #insertKey(query: Query, accountId: number, key: NewApiKey): Promise<ApiKeyRecord> {

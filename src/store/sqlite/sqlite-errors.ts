@@ -5,6 +5,7 @@ const SQLITE_BUSY = 5;
 const SQLITE_LOCKED = 6;
 export const SQLITE_CONSTRAINT_UNIQUE = 2067;
 export const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
+export const SQLITE_CONSTRAINT_FOREIGNKEY = 787;
 
 /** Another connection holds the lock this statement needed; the statement did nothing, so it may simply run again. */
 export function isBusy(error: unknown): boolean {

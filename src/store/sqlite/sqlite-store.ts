@@ -7,6 +7,7 @@ import { DomainError } from '../../domain/errors.ts';
 import {
   MAX_ACTIVE_KEYS,
   type Account,
+  type AccountUpdateOptions,
   type AdminCredential,
   type AdminTokenRecord,
   type ApiKeyRecord,
@@ -14,6 +15,9 @@ import {
   type AuditEvent,
   type AuditQuery,
   type Credential,
+  type HeldIdempotencyKey,
+  type IdempotencyClaimOutcome,
+  type IdempotencyKeyClaim,
   type KeyScope,
   type MigrateOptions,
   type MigrationReport,
@@ -23,17 +27,31 @@ import {
   type NewAuditEvent,
   type RolledKey,
   type Store,
+  type StoredAnswer,
 } from '../store.ts';
 import { assertNotNewer, assertSchemaCurrent, loadMigrations, type Migration } from '../migrations.ts';
 import { CredentialCache } from '../credential-cache.ts';
 import { assertEnvironment, environmentUnrecorded } from '../deployment.ts';
-import { accountGone, accountNotFound, adminTokenExists, adminTokenNotFound, keyExists, keyInactive, keyNotFound, tooManyKeys, usernameTaken } from '../store-errors.ts';
+import {
+  accountGone,
+  accountNotFound,
+  adminTokenExists,
+  adminTokenNotFound,
+  idempotencyKeyInUse,
+  keyExists,
+  keyInactive,
+  keyNotFound,
+  preconditionFailed,
+  tooManyKeys,
+  usernameTaken,
+} from '../store-errors.ts';
+import { claimKey, completeKey, holdsKey, pruneKeys, releaseKey } from './idempotency-keys.ts';
 import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
 import { accountCreated, accountDeleted, keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
 import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents } from './audit-rows.ts';
 import { readEnvironment, recordEnvironment } from './deployment.ts';
 import { retryWhileLocked } from './lock-wait.ts';
-import { isBusy, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
+import { isBusy, SQLITE_CONSTRAINT_FOREIGNKEY, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
 import { WriteQueue, type QueuedWrite } from './write-queue.ts';
 
 export interface SqliteStoreOptions {
@@ -57,6 +75,7 @@ interface QueuedUpdate extends QueuedWrite {
   readonly column: 'name' | 'timezone';
   readonly value: string;
   readonly audit: AuditActor | undefined;
+  readonly options: AccountUpdateOptions | undefined;
   succeed(account: Account): void;
 }
 
@@ -383,41 +402,79 @@ export class SqliteStore implements Store {
     });
   }
 
-  #updateAccount(accountId: number, column: 'name' | 'timezone', value: string): Account {
+  /**
+   * One update of the batch, run inside the batch's transaction, which holds the write lock. Every condition (If-Match, the
+   * idempotency key still held) is checked before anything is written, so a failed one leaves the batch's other writes as
+   * they are; then the account, its audit entry (when the value changed) and the key's answer are written together.
+   */
+  #updateAccount(write: QueuedUpdate): Account {
+    const { accountId, column, value, audit, options = {} } = write;
+    let before: Account | undefined;
+    if (options.expect !== undefined || audit !== undefined) {
+      const current = this.#statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`).get(accountId);
+      if (current === undefined) throw accountGone();
+      before = toAccount(current as Row);
+      if (options.expect !== undefined && !options.expect(before)) throw preconditionFailed();
+    }
+    const statement = (sql: string) => this.#statement(sql);
+    if (options.idempotency !== undefined && !holdsKey(statement, options.idempotency.held)) throw idempotencyKeyInUse();
     const row = this.#statement(UPDATE_ACCOUNT[column]).get(value, new Date().toISOString(), accountId);
     if (row === undefined) {
       throw accountGone();
     }
-    return toAccount(row as Row);
-  }
-
-  updateName(accountId: number, name: string, audit?: AuditActor): Promise<Account> {
-    return this.#queueUpdate(accountId, 'name', name, audit);
-  }
-
-  updateTimezone(accountId: number, timezone: string, audit?: AuditActor): Promise<Account> {
-    return this.#queueUpdate(accountId, 'timezone', timezone, audit);
-  }
-
-  /** Group commit (write-queue.ts): answered once the batch holding this update (and its audit entry) is committed. */
-  #queueUpdate(accountId: number, column: 'name' | 'timezone', value: string, audit: AuditActor | undefined): Promise<Account> {
-    return new Promise((succeed, fail) => this.#writes.add({ accountId, column, value, audit, deadline: 0, succeed, fail }));
-  }
-
-  /** One update of the batch, with its audit entry when the value changed. */
-  #updateAudited(write: QueuedUpdate): Account {
-    if (write.audit === undefined) return this.#updateAccount(write.accountId, write.column, write.value);
-    const before = this.#statement(`SELECT ${write.column} AS value FROM accounts WHERE id = ?`).get(write.accountId);
-    const updated = this.#updateAccount(write.accountId, write.column, write.value);
-    if (before !== undefined && before.value !== write.value) {
-      this.#audit(write.audit, {
+    const updated = toAccount(row as Row);
+    if (before !== undefined && before[column] !== value) {
+      this.#audit(audit, {
         action: 'account.updated',
         accountId: updated.id,
         username: updated.username,
-        changes: { [write.column]: { old: String(before.value), new: write.value } },
+        changes: { [column]: { old: before[column], new: value } },
       });
     }
+    if (options.idempotency !== undefined) completeKey(statement, options.idempotency.held, options.idempotency.answer(updated));
     return updated;
+  }
+
+  updateName(accountId: number, name: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#queueUpdate(accountId, 'name', name, audit, options);
+  }
+
+  updateTimezone(accountId: number, timezone: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#queueUpdate(accountId, 'timezone', timezone, audit, options);
+  }
+
+  /** Group commit (write-queue.ts): answered once the batch holding this update (its audit entry and its answer) is committed. */
+  #queueUpdate(
+    accountId: number,
+    column: 'name' | 'timezone',
+    value: string,
+    audit: AuditActor | undefined,
+    options: AccountUpdateOptions | undefined,
+  ): Promise<Account> {
+    return new Promise((succeed, fail) => this.#writes.add({ accountId, column, value, audit, options, deadline: 0, succeed, fail }));
+  }
+
+  claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
+    return this.#run(() => {
+      try {
+        return this.#transaction(() => claimKey((sql) => this.#statement(sql), claim, Date.now()));
+      } catch (error) {
+        if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_FOREIGNKEY) throw accountGone();
+        throw error;
+      }
+    });
+  }
+
+  completeIdempotencyKey(held: HeldIdempotencyKey, answer: StoredAnswer): Promise<boolean> {
+    return this.#run(() => completeKey((sql) => this.#statement(sql), held, answer));
+  }
+
+  releaseIdempotencyKey(held: HeldIdempotencyKey): Promise<void> {
+    return this.#run(() => releaseKey((sql) => this.#statement(sql), held));
+  }
+
+  pruneIdempotencyKeys(): Promise<number> {
+    return this.#run(() => pruneKeys((sql) => this.#statement(sql), Date.now()));
   }
 
   /** One transaction for the whole batch; throws (rolled back, nobody answered) when it cannot be committed. */
@@ -429,7 +486,7 @@ export class SqliteStore implements Store {
           return undefined;
         }
         try {
-          return this.#updateAudited(write);
+          return this.#updateAccount(write);
         } catch (error) {
           // A deleted account fails its own update only; anything from the engine fails the batch (rolled back).
           if (!(error instanceof DomainError)) throw error;

@@ -38,6 +38,7 @@ describe('domain errors', () => {
     ['forbidden', 403, 'premium_required'],
     ['not_found', 404, 'account_not_found'],
     ['conflict', 409, 'username_taken'],
+    ['precondition', 412, 'precondition_failed'],
     ['unavailable', 503, 'store_busy'],
   ];
   for (const [kind, status, code] of cases) {

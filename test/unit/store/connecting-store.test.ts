@@ -160,4 +160,45 @@ describe('ConnectingStore', () => {
     assert.equal(calls.close, 1);
     assert.equal(settled, false, 'connect settled after close');
   });
+
+  test('once prepared, passes the actor, conditions and idempotency keys through to the engine untouched', async () => {
+    const seen: unknown[][] = [];
+    const record =
+      (name: string) =>
+      async (...args: unknown[]) => {
+        seen.push([name, ...args]);
+        return name === 'claimIdempotencyKey' ? { state: 'claimed' } : undefined;
+      };
+    const engine = {
+      engine: 'fake',
+      updateName: record('updateName'),
+      updateTimezone: record('updateTimezone'),
+      claimIdempotencyKey: record('claimIdempotencyKey'),
+      completeIdempotencyKey: record('completeIdempotencyKey'),
+      releaseIdempotencyKey: record('releaseIdempotencyKey'),
+      pruneIdempotencyKeys: record('pruneIdempotencyKeys'),
+      close: async () => undefined,
+    } as unknown as Store;
+    const store = new ConnectingStore(engine);
+    await assert.rejects(store.claimIdempotencyKey({} as never), isCode('store_unavailable'));
+    await assert.rejects(store.pruneIdempotencyKeys(), isCode('store_unavailable'));
+    await store.connect({ prepare: async () => 'prepared', retryable: isStoreUnavailable, log: recordingLog(), target: 'the fake', delays: quick });
+    const actor = { actor: 'key:AAAABBBBCCCC', requestId: 'r1', address: '203.0.113.7' };
+    const options = { expect: () => true };
+    const held = { accountId: 1, key: 'k', token: 't' };
+    await store.updateName(1, 'n', actor, options);
+    await store.updateTimezone(1, 'UTC', actor, options);
+    await store.claimIdempotencyKey({ ...held, fingerprint: 'f', leaseMs: 1, ttlMs: 2 });
+    await store.completeIdempotencyKey(held, { status: 200, headers: {}, body: new Uint8Array() });
+    await store.releaseIdempotencyKey(held);
+    await store.pruneIdempotencyKeys();
+    assert.deepEqual(
+      seen.map(([name]) => name),
+      ['updateName', 'updateTimezone', 'claimIdempotencyKey', 'completeIdempotencyKey', 'releaseIdempotencyKey', 'pruneIdempotencyKeys'],
+    );
+    assert.equal(seen[0]![3], actor, 'updateName lost its actor');
+    assert.equal(seen[0]![4], options, 'updateName lost its conditions');
+    assert.equal(seen[1]![3], actor, 'updateTimezone lost its actor');
+    assert.equal(seen[1]![4], options, 'updateTimezone lost its conditions');
+  });
 });

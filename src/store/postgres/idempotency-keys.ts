@@ -1,0 +1,66 @@
+// The idempotency_keys table in PostgreSQL: claiming, completing, releasing and pruning keys, one statement each but the claim.
+import type { HeldIdempotencyKey, IdempotencyClaimOutcome, IdempotencyKeyClaim, StoredAnswer } from '../store.ts';
+
+type Row = Record<string, unknown>;
+/** PostgresStore's one statement on a pooled connection, or within its transaction. */
+export type Query = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
+
+const HELD = 'account_id = $1 AND key = $2 AND token = $3 AND status IS NULL';
+
+/**
+ * Inserts the claim, or takes over a key that is free again (kept past its time to live, or held past its lease), in one
+ * statement: the row lock makes exactly one of two concurrent claims win. When nothing was claimed the row is read; should it
+ * have been released or pruned in between, the claim is tried again.
+ */
+export async function claimKey(query: Query, claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
+  for (;;) {
+    const claimed = await query(
+      `INSERT INTO idempotency_keys AS held (account_id, key, fingerprint, token, locked_until, expires_at)
+       VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond', now() + $6 * interval '1 millisecond')
+       ON CONFLICT (account_id, key) DO UPDATE
+         SET fingerprint = EXCLUDED.fingerprint, token = EXCLUDED.token, locked_until = EXCLUDED.locked_until,
+             expires_at = EXCLUDED.expires_at, status = NULL, headers = NULL, body = NULL
+         WHERE held.expires_at <= now() OR (held.status IS NULL AND held.locked_until <= now())
+       RETURNING token`,
+      [claim.accountId, claim.key, claim.fingerprint, claim.token, claim.leaseMs, claim.ttlMs],
+    );
+    if (claimed.length > 0) return { state: 'claimed' };
+    const [row] = await query('SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE account_id = $1 AND key = $2', [
+      claim.accountId,
+      claim.key,
+    ]);
+    if (row === undefined) continue;
+    const fingerprint = String(row.fingerprint);
+    if (row.status === null) return { state: 'in_progress', fingerprint };
+    return {
+      state: 'completed',
+      fingerprint,
+      answer: { status: Number(row.status), headers: row.headers as Record<string, string>, body: row.body as Buffer },
+    };
+  }
+}
+
+/** Locks the held row until the transaction ends, so the answer recorded with the update is this holder's. */
+export async function lockHeldKey(query: Query, held: HeldIdempotencyKey): Promise<boolean> {
+  return (await query(`SELECT 1 FROM idempotency_keys WHERE ${HELD} FOR UPDATE`, [held.accountId, held.key, held.token])).length > 0;
+}
+
+export async function completeKey(query: Query, held: HeldIdempotencyKey, answer: StoredAnswer): Promise<boolean> {
+  const rows = await query(`UPDATE idempotency_keys SET status = $4, headers = $5::jsonb, body = $6 WHERE ${HELD} RETURNING 1`, [
+    held.accountId,
+    held.key,
+    held.token,
+    answer.status,
+    JSON.stringify(answer.headers),
+    Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength),
+  ]);
+  return rows.length > 0;
+}
+
+export async function releaseKey(query: Query, held: HeldIdempotencyKey): Promise<void> {
+  await query(`DELETE FROM idempotency_keys WHERE ${HELD}`, [held.accountId, held.key, held.token]);
+}
+
+export async function pruneKeys(query: Query): Promise<number> {
+  return (await query('DELETE FROM idempotency_keys WHERE expires_at <= now() RETURNING 1')).length;
+}
