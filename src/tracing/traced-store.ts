@@ -84,6 +84,10 @@ export class TracedStore implements Store {
   listAudit(...args: Parameters<Store['listAudit']>) { return this.#call('listAudit', args); }
   pruneAudit(...args: Parameters<Store['pruneAudit']>) { return this.#call('pruneAudit', args); }
   touchKey(...args: Parameters<Store['touchKey']>) { return this.#call('touchKey', args); }
+  claimIdempotencyKey(...args: Parameters<Store['claimIdempotencyKey']>) { return this.#call('claimIdempotencyKey', args); }
+  completeIdempotencyKey(...args: Parameters<Store['completeIdempotencyKey']>) { return this.#call('completeIdempotencyKey', args); }
+  releaseIdempotencyKey(...args: Parameters<Store['releaseIdempotencyKey']>) { return this.#call('releaseIdempotencyKey', args); }
+  pruneIdempotencyKeys(...args: Parameters<Store['pruneIdempotencyKeys']>) { return this.#call('pruneIdempotencyKeys', args); }
   pageAccounts(...args: Parameters<Store['pageAccounts']>) { return this.#call('pageAccounts', args); }
   createAdminToken(...args: Parameters<Store['createAdminToken']>) { return this.#call('createAdminToken', args); }
   listAdminTokens(...args: Parameters<Store['listAdminTokens']>) { return this.#call('listAdminTokens', args); }
