@@ -73,6 +73,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
     process.once('exit', flushOnExit);
     process.on('uncaughtException', fatal);
     detachFromProcess = () => {
+      app.flushLogs();
       process.off('exit', flushOnExit);
       process.off('uncaughtException', fatal);
     };

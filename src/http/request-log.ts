@@ -77,10 +77,8 @@ export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
   const destination = {
     write(line: string): boolean {
       buffer.write(line);
-      if (pending === null) {
-        pending = setTimeout(writeOut, WRITE_DELAY_MS);
-        pending.unref();
-      }
+      // Not unref'd: a process with nothing else left to do still writes its last lines before it ends (10 ms later at most).
+      if (pending === null) pending = setTimeout(writeOut, WRITE_DELAY_MS);
       return true;
     },
   };
