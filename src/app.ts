@@ -2,7 +2,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config, TrustedProxies } from './config.ts';
 import type { TimezoneCatalog } from './domain/timezones.ts';
-import { cors } from './http/cors.ts';
 import { METRICS_PATH, metricsEndpoint, type Metrics } from './http/metrics.ts';
 import { requestIdFor } from './http/request-id.ts';
 import { recordAnswer } from './http/answer-records.ts';
@@ -94,9 +93,6 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
   });
 
   app.register(failureResponses, { apiPrefix: config.apiPrefix });
-  app.register(metricsEndpoint, { metrics, token: config.metrics.token });
-  // Its own onRequest hook (only with CORS_ORIGINS), before the pipeline's: a refusal must carry the CORS headers too.
-  app.register(cors, { origins: config.corsOrigins });
   app.register(requestBodies, { parameters: config.parameters });
   app.register(rateLimits, {
     settings: config.rateLimits,
@@ -105,7 +101,7 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
     onRejected: (budget) => metrics.rateLimited(budget),
     addressIsConnection: config.trustProxy === false,
   });
-  // Every per-request step, in order: src/http/pipeline.ts.
+  // Every per-request step, in order: src/http/pipeline.ts. Before any route is added, so that every route gets its facts.
   app.register(pipeline, {
     answerHeaders,
     metrics,
@@ -121,8 +117,11 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
     maxEventLoopDelayMs: config.maxEventLoopDelayMs,
     alwaysServed: ['/healthz', METRICS_PATH],
     hostRequiredFor: ['1.1'],
+    corsOrigins: config.corsOrigins,
     tracing,
   });
+  // After the pipeline, so that GET /metrics gets its facts (never counted, never shed) like every other route.
+  app.register(metricsEndpoint, { metrics, token: config.metrics.token });
 
   // Before the routes: the document is built from each route's schema as it is added.
   app.register(openApi, { environment: config.environment, sandboxUrl: config.sandboxUrl, version: config.version });

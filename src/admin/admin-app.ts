@@ -87,6 +87,7 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
     maxEventLoopDelayMs: 0,
     alwaysServed: [],
     hostRequiredFor: ['1.1'],
+    corsOrigins: [],
     tracing,
   });
   app.register(adminOpenApi, { version: config.version });

@@ -155,7 +155,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
       found = Promise.reject(error);
     }
     const admit = (credential: Credential | null) => {
-      judged(request, key, vouched, attempt, () => identified(request, identify(key, credential)));
+      judged(request, key, vouched, attempt, () => identified(request, reply, identify(key, credential)));
       return admitted(request, reply, access, key, vouched, attempt);
     };
     if (!(found instanceof Promise)) return admit(found);
@@ -185,9 +185,15 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     }
   }
 
-  function identified(request: FastifyRequest, credential: Credential): void {
+  function identified(request: FastifyRequest, reply: FastifyReply, credential: Credential): void {
     request.caller = credential.account;
     request.credential = credential;
+    // Before any refusal that follows (the key's budget, Premium, scope): a client hears that its key is about to expire on
+    // every answer the key authenticates.
+    const { expiresAtMs } = credential;
+    if (expiresAtMs !== null && expiresAtMs - Date.now() < EXPIRY_WARNING_MS) {
+      reply.header(KEY_EXPIRES_HEADER, new Date(expiresAtMs).toISOString());
+    }
     request.keyId = credential.keyId;
     // Off the request path: a slow or locked store must not hold the answer back for a "last used" stamp.
     touch(credential.keyId, request);
@@ -196,11 +202,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
   /** The key is right: a stranger's attempt is given back and the key remembered, its budget charged, the route's rule checked. */
   function admitted(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt): void | Promise<void> {
     const premiumCheck = () => {
-      const { expiresAtMs, scope } = request.credential!;
-      // Before any refusal below: a client hears that its key is about to expire on every answer it authenticates.
-      if (expiresAtMs !== null && expiresAtMs - Date.now() < EXPIRY_WARNING_MS) {
-        reply.header(KEY_EXPIRES_HEADER, new Date(expiresAtMs).toISOString());
-      }
+      const { scope } = request.credential!;
       if (access === 'premium' && !request.caller!.premium) {
         throw new HttpError(403, 'premium_required', 'This endpoint needs a Premium account; this account does not have Premium.');
       }

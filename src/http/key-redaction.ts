@@ -1,11 +1,13 @@
 // Keeps API keys out of what is echoed and logged: spots client text that could carry a key, in clear or encoded.
+import { ADMIN_TOKEN_PREFIX, adminTokenId } from '../domain/admin-tokens.ts';
 import { KEY_PREFIXES, parseKey } from '../domain/api-keys.ts';
 
 const KEY_BODY_LENGTH = 50; // key id + secret + checksum, after the prefix
 const KEY_MARK_ANY_CASE = /aapi_/i;
 const HAS_BASE62_RUN = new RegExp(`[0-9A-Za-z]{${KEY_BODY_LENGTH}}`);
 const BASE62_RUN = new RegExp(`[0-9A-Za-z]{${KEY_BODY_LENGTH},}`, 'g');
-const BASE64ISH = /^[A-Za-z0-9+/_-]{16,}={0,2}$/;
+// Any run that could be base64 (standard or URL-safe), wherever it sits: after `Basic `, `key=`, a prefix of the client's own.
+const BASE64_RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
 const LONGEST_CHECKED = 4096;
 const LONGEST_LOGGED_PATH = 256;
 const KEY_SCAN_MARGIN = 80; // longer than any key, encoded or not
@@ -21,6 +23,8 @@ function holdsKeyBody(text: string): boolean {
     for (let start = 0; start + KEY_BODY_LENGTH <= run.length; start++) {
       const body = run.slice(start, start + KEY_BODY_LENGTH);
       if (Object.values(KEY_PREFIXES).some((prefix) => parseKey(prefix + body).ok)) return true;
+      // An admin token's body too: the same shape, under a prefix of its own.
+      if (adminTokenId(ADMIN_TOKEN_PREFIX + body) !== null) return true;
     }
   }
   return false;
@@ -30,24 +34,28 @@ function holdsInClear(text: string): boolean {
   return KEY_MARK_ANY_CASE.test(text) || holdsKeyBody(text);
 }
 
-/**
- * True when `text` could carry an API key: the `aapi_` mark or a checksummed key body, in clear, percent-encoded
- * (twice, too) or base64-encoded (as in Basic credentials). Text too long to check is assumed to carry one.
- */
-export function mayHoldKey(text: string): boolean {
-  if (text.length > LONGEST_CHECKED) return true;
+/** A key (or admin token) in clear, or inside any base64 run of the text (as in Basic credentials). */
+function holdsInClearOrBase64(text: string): boolean {
   if (holdsInClear(text)) return true;
-  if (text.includes('%')) {
-    const once = percentDecoded(text);
-    if (holdsInClear(once) || (once.includes('%') && holdsInClear(percentDecoded(once)))) return true;
-  }
-  if (BASE64ISH.test(text)) {
+  for (const [run] of text.matchAll(BASE64_RUN)) {
     // Every alignment, so base64 that starts mid-group (a fragment of a Basic header) is caught too.
     for (let shift = 0; shift < 4; shift++) {
-      if (holdsInClear(Buffer.from(text.slice(shift), 'base64').toString('latin1'))) return true;
+      if (holdsInClear(Buffer.from(run.slice(shift), 'base64').toString('latin1'))) return true;
     }
   }
   return false;
+}
+
+/**
+ * True when `text` could carry an API key or an admin token: the `aapi_` mark or a checksummed body, in clear or in any base64
+ * run (as in Basic credentials), as sent or percent-decoded (twice, too). Text too long to check is assumed to carry one.
+ */
+export function mayHoldKey(text: string): boolean {
+  if (text.length > LONGEST_CHECKED) return true;
+  if (holdsInClearOrBase64(text)) return true;
+  if (!text.includes('%')) return false;
+  const once = percentDecoded(text);
+  return holdsInClearOrBase64(once) || (once.includes('%') && holdsInClearOrBase64(percentDecoded(once)));
 }
 
 /** The path of a URL for a log line: no query string, at most 256 characters, any segment that could carry a key redacted. */

@@ -12,6 +12,7 @@ import { METRICS_PATH, type Metrics } from './metrics.ts';
 import { LoadMonitor } from './overload.ts';
 import type { RateBudgets } from './rate-limits.ts';
 import { answerExpectations, framingFailure } from './request-framing.ts';
+import { cors } from './cors.ts';
 import type { Tracing } from '../tracing/tracing.ts';
 
 /** Authenticates one request for a route of the given access rule; throws (or rejects with) the answer that refuses it. */
@@ -31,6 +32,8 @@ export interface PipelineOptions {
   readonly alwaysServed: readonly string[];
   /** HTTP versions whose requests must carry Host. */
   readonly hostRequiredFor: readonly string[];
+  /** Origins allowed to call from a browser (CORS_ORIGINS); none: no CORS step at all. */
+  readonly corsOrigins: readonly string[];
   /** Null (OTEL_EXPORTER_OTLP_ENDPOINT unset): no tracing step at all, not even a hook that checks. */
   readonly tracing: Tracing | null;
 }
@@ -87,13 +90,27 @@ export const pipeline = fp(
     //    the steps below run inside the span) and onResponse hooks. Off, nothing is registered.
     if (options.tracing !== null) options.tracing.traceRequests(app);
 
+    // 1. Every answer, refusals included, carries the request id and the fixed headers (failures also set the id themselves:
+    //    Fastify runs no hooks for a URL its router cannot decode).
+    const identify = (request: FastifyRequest, reply: FastifyReply) => {
+      reply.header('x-request-id', request.id);
+      reply.headers(answerHeaders);
+    };
+    // 1b. Only with CORS_ORIGINS: @fastify/cors in a hook of its own, after step 1 (a preflight it answers itself carries the
+    //     id and the fixed headers too) and before the rest (a refusal below carries the CORS headers, so a page can read it).
+    const corsOn = options.corsOrigins.length > 0;
+    if (corsOn) {
+      app.addHook('onRequest', (request, reply, done) => {
+        identify(request, reply);
+        done();
+      });
+      await app.register(cors, { origins: options.corsOrigins });
+    }
+
     app.addHook('onRequest', (request, reply, done) => {
       const route = request.routeOptions.config.pipeline ?? unmatched;
       request.routeFacts = route;
-      // 1. Every answer, refusals included, carries the request id and the fixed headers (failures also set the id themselves:
-      //    Fastify runs no hooks for a URL its router cannot decode).
-      reply.header('x-request-id', request.id);
-      reply.headers(answerHeaders);
+      if (!corsOn) identify(request, reply);
       // 2. Refused before any work: a closing server, a request this server cannot frame, an overloaded process.
       const refusal =
         drain.refusal() ?? framingFailure(request, framing, app.unroutedFailure) ?? (route.sheddable ? load.refusal() : null);
