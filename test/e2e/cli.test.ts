@@ -363,12 +363,12 @@ test('migrate applies every migration to a fresh database, then says the schema 
 test('migrate --json prints {applied, current, environment, environment_recorded}', async () => {
   const fresh = freshWorkspace();
   assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), {
-    applied: [1, 2, 3, 4],
-    current: 4,
+    applied: [1, 2, 3, 4, 5],
+    current: 5,
     environment: 'live',
     environment_recorded: 'migrator',
   });
-  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), { applied: [], current: 4, environment: 'live', environment_recorded: null });
+  assert.deepEqual(JSON.parse(await cliOk(fresh, ['migrate', '--json'])), { applied: [], current: 5, environment: 'live', environment_recorded: null });
   const sandbox = JSON.parse(await cliOk(fresh, ['migrate', '--json', '--sandbox']));
   assert.equal(sandbox.environment, 'sandbox', 'the sandbox database should be recorded as the sandbox');
 });

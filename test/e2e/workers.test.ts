@@ -147,7 +147,7 @@ describe('serve --workers 2 on a fresh SQLite database', () => {
     const database = new DatabaseSync(join(workspace.dir, 'live.db'), { readOnly: true });
     const rows = database.prepare('SELECT version, applied_at FROM schema_migrations ORDER BY version').all();
     database.close();
-    assert.deepEqual(rows.map((row) => row.version), [1, 2, 3, 4], 'schema_migrations should hold one row per migration');
+    assert.deepEqual(rows.map((row) => row.version), [1, 2, 3, 4, 5], 'schema_migrations should hold one row per migration');
     const firstWorkerLine = Math.min(...logLines(server).filter((line) => workers.includes(line.pid)).map((line) => line.time));
     assert.ok(Date.parse(String(rows[0]!.applied_at)) <= firstWorkerLine, 'the schema was applied after a worker had started');
     assert.equal(server.output.filter((line) => line.startsWith('account-api listening at')).length, 1, 'the listening line was printed more than once');
