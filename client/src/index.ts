@@ -34,3 +34,13 @@ export type {
   UpdateUser,
   User,
 } from './types.ts';
+export {
+  verifyWebhook,
+  WebhookVerificationError,
+  type VerifyWebhookOptions,
+  type WebhookAccount,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookFieldChange,
+  type WebhookKey,
+} from './webhooks.ts';
