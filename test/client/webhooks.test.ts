@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { verifyWebhook, WebhookVerificationError, type WebhookEventType } from '../../client/src/index.ts';
+import { verifyWebhook, WebhookVerificationError, type WebhookEvent, type WebhookEventType } from '../../client/src/index.ts';
+import type { operations } from './openapi-v0.generated.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/events.ts';
 import { newSigningSecret, signedHeaders } from '../../src/webhooks/signature.ts';
 
@@ -38,3 +39,11 @@ test("the client's event types are the server's", () => {
   };
   assert.deepEqual(Object.keys(clientTypes).sort(), [...WEBHOOK_EVENT_TYPES].sort());
 });
+
+// At compile time: the client's event types and the OpenAPI document's webhooks (as openapi-typescript reads them) agree.
+const documentedUpdate = null as unknown as operations['webhook_account_updated']['requestBody']['content']['application/json'];
+const documentedRevoke = null as unknown as operations['webhook_key_revoked']['requestBody']['content']['application/json'];
+const asClientUpdate: WebhookEvent<'account.updated'> = documentedUpdate;
+const asClientRevoke: WebhookEvent<'key.revoked'> = documentedRevoke;
+void asClientUpdate;
+void asClientRevoke;

@@ -2,6 +2,7 @@
 // retries while a receiver is down, no event lost to kill -9, one delivery per event with two instances, refused addresses.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Ajv } from 'ajv';
 import { call } from '../support/http.ts';
 import { createTestDatabase, postgresSkipReason } from '../support/postgres.ts';
 import { requiring } from '../support/requiring.ts';
@@ -17,6 +18,7 @@ const WEBHOOK_ENV = {
   WEBHOOK_LEASE_MS: '11000',
   WEBHOOK_POLL_INTERVAL_MS: '100',
   LOG_LEVEL: 'warn',
+  METRICS_TOKEN: 'webhooks-test-metrics-token-0123456789',
 };
 
 interface Engine {
@@ -178,6 +180,48 @@ for (const engine of ENGINES) {
       await account('frank');
       await receiver.waitFor('frank after enabling', () => eventsOf('frank').length >= 2);
       assert.equal(eventsOf('erin').length, 0, 'what happened while disabled is not queued');
+    });
+
+    test('Premium switched, a key rolled and an account deleted arrive with the object as the change left it', async () => {
+      await account('gina');
+      await cli(['users', 'premium', 'gina', 'off']);
+      const [key] = JSON.parse(await cli(['keys', 'list', 'gina', '--json']));
+      await cli(['keys', 'roll', key.key_id, '--overlap', '1h']);
+      await cli(['users', 'delete', 'gina']);
+      await receiver.waitFor('gina: 5 events', () => eventsOf('gina').length >= 5);
+      const byType = new Map(eventsOf('gina').map((r) => [r.event.type, r.event]));
+      assert.equal(byType.get('account.premium_changed')!.data.object.premium, false);
+      assert.deepEqual(byType.get('account.premium_changed')!.data.changes, { premium: { old: true, new: false } });
+      const rolled = byType.get('key.rolled')!;
+      assert.equal(rolled.data.object.key_id, key.key_id, 'key.rolled shows the rolled key');
+      assert.equal(rolled.data.object.rolled_into, rolled.data.changes.key_id!.new);
+      const deleted = byType.get('account.deleted')!;
+      assert.equal(deleted.data.object.username, 'gina');
+      assert.equal(deleted.data.changes.name!.new, null);
+    });
+
+    test('metrics count deliveries by outcome and show the outbox', async () => {
+      const samples = await Promise.all(
+        servers.map(async (server) => (await call('GET', `${server.url}/metrics`, { headers: { authorization: `Bearer ${WEBHOOK_ENV.METRICS_TOKEN}` } })).text),
+      );
+      const total = (outcome: string) =>
+        samples.reduce((sum, text) => sum + Number(new RegExp(`^account_api_webhook_deliveries_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0), 0);
+      assert.ok(total('succeeded') > 0, 'successes are counted');
+      assert.match(samples[0]!, /^account_api_webhook_outbox_pending \d+/m);
+      assert.match(samples[0]!, /^account_api_webhook_outbox_oldest_seconds \d/m);
+    });
+
+    test("every delivery received conforms to the OpenAPI document's webhooks", async () => {
+      const document = (await call('GET', `${servers[0]!.api}/openapi.json`)).body;
+      const ajv = new Ajv({ strict: false, validateFormats: false });
+      const seen = new Set<string>();
+      for (const { event } of receiver.received) {
+        const schema = document.webhooks[event.type]?.post.requestBody.content['application/json'].schema;
+        assert.ok(schema, `the document has no webhook ${event.type}`);
+        assert.ok(ajv.validate(schema, event), `${event.type} does not match its schema: ${ajv.errorsText()}\n${JSON.stringify(event)}`);
+        seen.add(event.type);
+      }
+      assert.ok(seen.size >= 4, `only ${[...seen].join(', ')} were checked`);
     });
 
     test('URLs are refused unless http(s) at a public address, also after DNS resolution, unless WEBHOOK_ALLOW_PRIVATE=1', async () => {
