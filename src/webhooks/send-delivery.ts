@@ -55,11 +55,12 @@ export async function sendDelivery(options: SendOptions): Promise<SendResult> {
     'content-length': String(Buffer.byteLength(options.body)),
     'user-agent': options.userAgent,
   };
+  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const requestOptions: RequestOptions = {
     method: 'POST',
     headers,
     lookup,
-    signal: AbortSignal.timeout(options.timeoutMs ?? DELIVERY_TIMEOUT_MS),
+    signal: AbortSignal.timeout(timeoutMs),
     agent: false,
   };
   return new Promise<SendResult>((done) => {
@@ -79,15 +80,15 @@ export async function sendDelivery(options: SendOptions): Promise<SendResult> {
         done({ status, latencyMs: elapsed(), response: text, error, succeeded: error === null && status !== null && status >= 200 && status < 300 });
       };
       response.on('end', () => finish(null));
-      response.on('error', (error) => finish(describe(error)));
+      response.on('error', (error) => finish(describe(error, timeoutMs)));
     });
-    request.on('error', (error) => done(failed(describe(error))));
+    request.on('error', (error) => done(failed(describe(error, timeoutMs))));
     request.end(options.body);
   });
 }
 
-function describe(error: Error): string {
-  if (error.name === 'TimeoutError' || error.name === 'AbortError') return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
+function describe(error: Error, timeoutMs: number): string {
+  if (error.name === 'TimeoutError' || error.name === 'AbortError') return `no answer within ${timeoutMs} ms`;
   const code = (error as { code?: string }).code;
   return code === undefined ? error.message : `${code}: ${error.message}`;
 }
