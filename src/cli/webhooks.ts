@@ -12,7 +12,7 @@ import {
   MAX_ATTEMPTS_LISTED,
   redeliverWebhookEvent,
 } from '../webhooks/webhook-operations.ts';
-import type { DeliveryAttempt, WebhookEndpoint } from '../webhooks/webhook-store.ts';
+import { attemptJson, endpointJson } from '../webhooks/representations.ts';
 
 export const WEBHOOKS: CommandGroup = {
   name: 'webhooks',
@@ -78,31 +78,6 @@ export const WEBHOOKS: CommandGroup = {
     },
   ],
 };
-
-export function endpointJson(endpoint: WebhookEndpoint) {
-  return {
-    endpoint_id: endpoint.endpointId,
-    url: endpoint.url,
-    description: endpoint.description,
-    events: endpoint.eventTypes,
-    created_at: endpoint.createdAt,
-    enabled: endpoint.disabledAt === null,
-    disabled_at: endpoint.disabledAt,
-    disabled_reason: endpoint.disabledReason,
-    failing_since: endpoint.failingSince,
-  };
-}
-
-export function attemptJson(attempt: DeliveryAttempt) {
-  return {
-    attempted_at: attempt.attemptedAt,
-    event_id: attempt.eventId,
-    status: attempt.status,
-    latency_ms: attempt.latencyMs,
-    response: attempt.response,
-    error: attempt.error,
-  };
-}
 
 function parseLimit(text: string | undefined): number {
   if (text === undefined) return 50;

@@ -41,7 +41,6 @@ export async function addWebhookEndpoint(
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   if (request.url.length > MAX_URL_LENGTH) throw invalidWebhookUrl(`A webhook URL has at most ${MAX_URL_LENGTH} characters.`);
   const url = parseWebhookUrl(request.url);
-  await checkedAddress(url, allowPrivate);
   const eventTypes = parseEvents(request.events);
   const description = request.description?.trim() || null;
   if (description !== null && description.length > MAX_DESCRIPTION_LENGTH) {
@@ -49,6 +48,8 @@ export async function addWebhookEndpoint(
       field: 'description',
     });
   }
+  // Last: the one check that asks the network.
+  await checkedAddress(url, allowPrivate);
   const secret = newSigningSecret();
   const endpoint = await store.createWebhookEndpoint({
     endpointId: `we_${randomBytes(12).toString('base64url')}`,
