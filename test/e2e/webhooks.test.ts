@@ -131,6 +131,25 @@ for (const engine of ENGINES) {
       assert.equal(typeof failed.latency_ms, 'number');
     });
 
+    test('a slow receiver never slows the API', async () => {
+      receiver.delayMs = 4000;
+      const hana = await account('hana');
+      // Its account.created and key.created are now being sent, and held for 4 s by the receiver.
+      await sleep(500);
+      const held = receiver.requests;
+      const took: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const started = performance.now();
+        assert.equal((await call('POST', `${servers[0]!.api}/user`, { auth: hana, form: { name: `Hana ${i}` } })).status, 200);
+        assert.equal((await call('GET', `${servers[0]!.api}/user`, { auth: hana })).status, 200);
+        took.push(performance.now() - started);
+      }
+      assert.ok(Math.max(...took) < 1000, `a write and a read took up to ${Math.max(...took).toFixed(0)} ms while the receiver took 4 s an answer`);
+      assert.equal(receiver.requests, held, 'the receiver was still holding its answers while the API answered');
+      receiver.delayMs = 0;
+      await receiver.waitFor('hana: every change', () => eventsOf('hana').filter((r) => r.event.type === 'account.updated').length >= 6);
+    });
+
     test('kill -9 after the change is acknowledged and before its delivery loses no event', async () => {
       await receiver.stop();
       const carol = await account('carol');

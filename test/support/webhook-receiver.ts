@@ -20,6 +20,8 @@ export interface Receiver {
   requests: number;
   /** The status answered while failing; null: answer 204 after verifying. */
   failWith: number | null;
+  /** How long each answer is held back: a slow receiver. */
+  delayMs: number;
   setSecret(secret: string): void;
   /** Closes the port: deliveries meet a refused connection. */
   stop(): Promise<void>;
@@ -38,6 +40,7 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
     rejected: [],
     requests: 0,
     failWith: null,
+    delayMs: 0,
     setSecret(secret) {
       webhook = new Webhook(secret);
     },
@@ -45,7 +48,8 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
       server = createServer((request, response) => {
         const chunks: Buffer[] = [];
         request.on('data', (chunk: Buffer) => chunks.push(chunk));
-        request.on('end', () => {
+        request.on('end', async () => {
+          if (receiver.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, receiver.delayMs));
           receiver.requests++;
           const body = Buffer.concat(chunks).toString('utf8');
           if (receiver.failWith !== null) {

@@ -739,7 +739,9 @@ export class SqliteStore implements Store {
   }
 
   claimWebhookDeliveries(owner: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedDelivery[]> {
-    return this.#run(() => this.#transaction(() => webhookRows.claimDeliveries(this.#prepare, owner, limit, now, leaseUntil)));
+    return this.#run(() =>
+      webhookRows.anyDue(this.#prepare, now) ? this.#transaction(() => webhookRows.claimDeliveries(this.#prepare, owner, limit, now, leaseUntil)) : [],
+    );
   }
 
   recordWebhookAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<{ readonly disabled: boolean }> {

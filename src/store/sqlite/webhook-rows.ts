@@ -148,6 +148,18 @@ export function updateEndpointEnabled(prepare: Prepare, endpointId: string, enab
   return toEndpoint(row as Row);
 }
 
+/**
+ * Whether any delivery is due and unleased: a read, which takes no lock, so an idle outbox costs every process one cheap
+ * query per poll instead of a write transaction that would queue behind (and hold up) the API's writes.
+ */
+export function anyDue(prepare: Prepare, now: Date): boolean {
+  return (
+    prepare(
+      `SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1`,
+    ).get(now.toISOString()) !== undefined
+  );
+}
+
 /** Inside a write transaction (BEGIN IMMEDIATE), so two processes claiming at once take turns and never share a row. */
 export function claimDeliveries(prepare: Prepare, owner: string, limit: number, now: Date, leaseUntil: Date): ClaimedDelivery[] {
   const rows = prepare(
