@@ -132,6 +132,18 @@ export function defineWebhookCases(engineName: string, makeStore: MakeStore, ski
       await assert.rejects(store.removeWebhookEndpoint('we_nope'), domainCode('webhook_endpoint_not_found', 'not_found'));
     });
 
+    test('pruning the audit trail prunes delivered events with it, never one still pending', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      await store.createWebhookEndpoint(endpoint('we_all'));
+      await store.createAccount(account('alice'), actor);
+      await store.createAccount(account('bob'), actor);
+      const [delivered] = await store.claimWebhookDeliveries('tester', 1, new Date(), FAR);
+      await store.recordWebhookAttempt(delivered!, outcome({ succeeded: true, status: 204, nextAttemptAt: null }));
+      await store.pruneAudit(new Date(Date.now() + 60_000));
+      await assert.rejects(store.redeliverWebhookEvent(delivered!.eventId, null, new Date()), domainCode('webhook_event_not_found'));
+      assert.equal((await store.webhookOutboxStats()).pending, 1, "bob's event, still pending, is kept");
+    });
+
     test('admin token changes are audited but are not webhook events', async (t) => {
       const { store } = await freshStore(t, makeStore);
       await store.createWebhookEndpoint(endpoint('we_all'));
