@@ -392,6 +392,16 @@ export function parseDurationMs(name: string, text: string): number {
   return Number(match[1]) * DURATION_UNITS_MS[match[2] as keyof typeof DURATION_UNITS_MS];
 }
 
+/** 32 bytes, in base64 (`openssl rand -base64 32`); unset: secrets are stored as they are. */
+function secretsKey(raw: string | undefined): Buffer | null {
+  if (raw === undefined || raw === '') return null;
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== 32 || key.toString('base64') !== raw.trim()) {
+    throw new ConfigError('WEBHOOK_SECRETS_KEY must be 32 random bytes in base64, such as `openssl rand -base64 32` prints.');
+  }
+  return key;
+}
+
 function webhookSettings(env: NodeJS.ProcessEnv): WebhookSettings {
   const schedule = env.WEBHOOK_RETRY_SCHEDULE
     ? env.WEBHOOK_RETRY_SCHEDULE.split(',').map((part) => parseDurationMs('WEBHOOK_RETRY_SCHEDULE', part))
@@ -405,6 +415,7 @@ function webhookSettings(env: NodeJS.ProcessEnv): WebhookSettings {
     concurrency: integer('WEBHOOK_CONCURRENCY', env.WEBHOOK_CONCURRENCY, 16, 0, 1000),
     pollIntervalMs: integer('WEBHOOK_POLL_INTERVAL_MS', env.WEBHOOK_POLL_INTERVAL_MS, 1000, 10, 600_000),
     disableAfterMs: env.WEBHOOK_DISABLE_AFTER ? parseDurationMs('WEBHOOK_DISABLE_AFTER', env.WEBHOOK_DISABLE_AFTER) : 5 * DURATION_UNITS_MS.d,
+    secretsKey: secretsKey(env.WEBHOOK_SECRETS_KEY),
   };
 }
 

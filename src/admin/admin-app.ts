@@ -94,7 +94,7 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
       admin.register(adminAccountRoutes, { store, timezones });
       admin.register(adminKeyRoutes, { store, environment: config.environment });
       admin.register(adminAuditRoutes, { store });
-      admin.register(adminWebhookRoutes, { store, allowPrivate: config.webhooks.allowPrivate });
+      admin.register(adminWebhookRoutes, { store, settings: config.webhooks });
     },
     { prefix: ADMIN_PREFIX },
   );

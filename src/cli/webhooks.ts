@@ -94,7 +94,7 @@ export async function webhooksCommand(command: string | undefined, context: CliC
       const { endpoint, secret } = await addWebhookEndpoint(
         store,
         { url: id, events: context.flags.events, description: context.flags.description },
-        config.webhooks.allowPrivate,
+        config.webhooks,
       );
       if (context.flags.json) return printJson(context, { ...endpointJson(endpoint), secret });
       // The secret alone on stdout, so `WEBHOOK_SECRET=$(account-api webhooks add URL)` works.

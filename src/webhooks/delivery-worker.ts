@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Store } from '../store/store.ts';
 import { nextAttemptAt } from './retry-schedule.ts';
-import { sendDelivery, type SendOptions } from './send-delivery.ts';
+import { openSecret } from './secret-sealing.ts';
+import { sendDelivery, type SendOptions, type SendResult } from './send-delivery.ts';
 import type { WebhookMetrics } from './webhook-metrics.ts';
 import type { ClaimedDelivery } from './webhook-store.ts';
 
@@ -20,6 +21,8 @@ export interface WebhookSettings {
   readonly pollIntervalMs: number;
   /** An endpoint whose every delivery failed for this long is disabled. */
   readonly disableAfterMs: number;
+  /** Seals the signing secrets at rest (WEBHOOK_SECRETS_KEY); null: they are stored as they are. */
+  readonly secretsKey: Buffer | null;
 }
 
 export interface DeliveryWorkerOptions {
@@ -54,16 +57,20 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   let timer: NodeJS.Timeout | undefined;
   let lastStats = 0;
 
+  /** Never rejects: a secret that cannot be unsealed is the attempt's failure, recorded and visible in `webhooks deliveries`. */
+  const sendOnce = async (claim: ClaimedDelivery): Promise<SendResult> => {
+    let secret: string;
+    try {
+      secret = openSecret(claim.secret, settings.secretsKey);
+    } catch (error) {
+      return { status: null, latencyMs: 0, response: null, error: (error as Error).message, succeeded: false };
+    }
+    return send({ url: claim.url, secret, eventId: claim.eventId, body: claim.payload, allowPrivate: settings.allowPrivate, userAgent: options.userAgent });
+  };
+
   const attempt = async (claim: ClaimedDelivery): Promise<void> => {
     const attemptedAt = new Date();
-    const result = await send({
-      url: claim.url,
-      secret: claim.secret,
-      eventId: claim.eventId,
-      body: claim.payload,
-      allowPrivate: settings.allowPrivate,
-      userAgent: options.userAgent,
-    });
+    const result = await sendOnce(claim);
     const next = result.succeeded ? null : nextAttemptAt(settings.retryScheduleMs, claim.attempts + 1, new Date());
     const { disabled } = await store.recordWebhookAttempt(claim, {
       attemptedAt,

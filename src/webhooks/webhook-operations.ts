@@ -5,6 +5,7 @@ import { DomainError } from '../domain/errors.ts';
 import type { Store } from '../store/store.ts';
 import { checkedAddress, parseWebhookUrl } from './address-check.ts';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from './events.ts';
+import { sealSecret } from './secret-sealing.ts';
 import { newSigningSecret } from './signature.ts';
 import { invalidWebhookEvents, invalidWebhookUrl } from './webhook-errors.ts';
 import type { DeliveryAttempt, WebhookEndpoint } from './webhook-store.ts';
@@ -37,8 +38,9 @@ function parseEvents(text: string | undefined): string[] | null {
 export async function addWebhookEndpoint(
   store: Store,
   request: NewEndpointRequest,
-  allowPrivate: boolean,
+  settings: { readonly allowPrivate: boolean; readonly secretsKey: Buffer | null },
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const { allowPrivate } = settings;
   if (request.url.length > MAX_URL_LENGTH) throw invalidWebhookUrl(`A webhook URL has at most ${MAX_URL_LENGTH} characters.`);
   const url = parseWebhookUrl(request.url);
   const eventTypes = parseEvents(request.events);
@@ -56,7 +58,7 @@ export async function addWebhookEndpoint(
     url: url.href,
     description,
     eventTypes,
-    secret,
+    secret: sealSecret(secret, settings.secretsKey),
   });
   return { endpoint, secret };
 }

@@ -1,6 +1,9 @@
 // Webhooks over real processes on SQLite and PostgreSQL: signed deliveries verified with the standardwebhooks package,
 // retries while a receiver is down, no event lost to kill -9, one delivery per event with two instances, refused addresses.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Ajv } from 'ajv';
 import { call } from '../support/http.ts';
@@ -19,13 +22,15 @@ const WEBHOOK_ENV = {
   WEBHOOK_POLL_INTERVAL_MS: '100',
   LOG_LEVEL: 'warn',
   METRICS_TOKEN: 'webhooks-test-metrics-token-0123456789',
+  // The secrets are sealed at rest: every delivery below is signed with a secret the server had to unseal.
+  WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'),
 };
 
 interface Engine {
   readonly name: string;
   readonly skip: string | undefined;
   readonly instances: number;
-  setUp(): Promise<{ workspace: Workspace; cleanup(): Promise<void> }>;
+  setUp(): Promise<{ workspace: Workspace; storedSecrets(): Promise<string[]>; cleanup(): Promise<void> }>;
 }
 
 const ENGINES: readonly Engine[] = [
@@ -35,7 +40,15 @@ const ENGINES: readonly Engine[] = [
     instances: 1,
     setUp: async () => {
       const workspace = createWorkspace(WEBHOOK_ENV);
-      return { workspace, cleanup: async () => workspace.cleanup() };
+      const storedSecrets = async () => {
+        const db = new DatabaseSync(join(workspace.dir, 'live.db'));
+        try {
+          return db.prepare('SELECT secret FROM webhook_endpoints').all().map((row) => String(row.secret));
+        } finally {
+          db.close();
+        }
+      };
+      return { workspace, storedSecrets, cleanup: async () => workspace.cleanup() };
     },
   },
   {
@@ -47,6 +60,7 @@ const ENGINES: readonly Engine[] = [
       const workspace = createWorkspace({ ...WEBHOOK_ENV, DATABASE_URL: database.url });
       return {
         workspace,
+        storedSecrets: async () => (await database.query('SELECT secret FROM webhook_endpoints')).rows.map((row) => String(row.secret)),
         cleanup: async () => {
           workspace.cleanup();
           await database.drop();
@@ -62,6 +76,7 @@ for (const engine of ENGINES) {
   describe(`webhooks over ${engine.name}`, () => {
     let workspace: Workspace;
     let cleanup: () => Promise<void>;
+    let storedSecrets: () => Promise<string[]>;
     let servers: ServerProcess[] = [];
     let receiver: Receiver;
     let endpointId: string;
@@ -76,7 +91,7 @@ for (const engine of ENGINES) {
     const eventsOf = (username: string) => receiver.received.filter((r) => r.event.data.object?.username === username);
 
     before(async () => {
-      ({ workspace, cleanup } = await engine.setUp());
+      ({ workspace, cleanup, storedSecrets } = await engine.setUp());
       receiver = await startReceiver();
       const added = JSON.parse(await cli(['webhooks', 'add', receiver.url, '--description', 'tests', '--json']));
       assert.match(added.secret, /^whsec_[A-Za-z0-9+/]+=*$/);
@@ -111,6 +126,8 @@ for (const engine of ENGINES) {
       assert.equal(revoked.data.object.key_id, key.key_id);
       assert.notEqual(revoked.data.object.revoked_at, null);
       for (const { body } of eventsOf('alice')) assert.ok(!body.includes(alice.key), 'no delivery carries an API key');
+      const [stored] = await storedSecrets();
+      assert.match(stored!, /^sealed:v1:/, 'with WEBHOOK_SECRETS_KEY the database holds the secret sealed');
     });
 
     test('a receiver failing for a while gets every event once it answers again; the attempts show the failures', async () => {

@@ -17,8 +17,8 @@ import { ADMIN_SECURITY, adminFailures, answerOf, BODY_MEDIA_TYPES, stringParame
 
 export interface WebhookRoutesOptions {
   readonly store: Store;
-  /** WEBHOOK_ALLOW_PRIVATE: the same check as `webhooks add`. */
-  readonly allowPrivate: boolean;
+  /** WEBHOOK_ALLOW_PRIVATE and WEBHOOK_SECRETS_KEY, as `webhooks add` reads them. */
+  readonly settings: { readonly allowPrivate: boolean; readonly secretsKey: Buffer | null };
 }
 
 const ENDPOINT_PATH = {
@@ -37,7 +37,7 @@ function attemptsLimit(raw: string | undefined): number {
 }
 
 export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookRoutesOptions) {
-  const { store, allowPrivate } = options;
+  const { store, settings } = options;
 
   app.post<{ Body: { url: string; events?: string; description?: string } }>('/webhooks', {
     config: { adminAccess: 'token' },
@@ -63,7 +63,7 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
       response: { 201: answerOf('AdminNewWebhookEndpointEnvelope', 'The endpoint, and its secret shown this once'), ...adminFailures({ body: true, notFound: false }) },
     },
     handler: async (request, reply) => {
-      const { endpoint, secret } = await addWebhookEndpoint(store, request.body, allowPrivate);
+      const { endpoint, secret } = await addWebhookEndpoint(store, request.body, settings);
       return reply.code(201).send(success({ ...endpointJson(endpoint), secret }));
     },
   });

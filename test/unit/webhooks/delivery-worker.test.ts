@@ -6,7 +6,7 @@ import { startDeliveryWorker, type WebhookSettings } from '../../../src/webhooks
 import type { SendResult } from '../../../src/webhooks/send-delivery.ts';
 import type { AttemptOutcome, ClaimedDelivery } from '../../../src/webhooks/webhook-store.ts';
 
-const settings: WebhookSettings = { allowPrivate: true, retryScheduleMs: [1000], leaseMs: 60_000, concurrency: 2, pollIntervalMs: 10, disableAfterMs: 86_400_000 };
+const settings: WebhookSettings = { allowPrivate: true, retryScheduleMs: [1000], leaseMs: 60_000, concurrency: 2, pollIntervalMs: 10, disableAfterMs: 86_400_000, secretsKey: null };
 const quiet = { info: () => undefined, warn: () => undefined };
 const metrics = { delivered: () => undefined, outbox: () => undefined };
 
