@@ -2,6 +2,9 @@
 import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import type { KeyEnvironment } from './domain/api-keys.ts';
+import type { WebhookSettings } from './webhooks/delivery-worker.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS } from './webhooks/retry-schedule.ts';
+import { DELIVERY_TIMEOUT_MS } from './webhooks/send-delivery.ts';
 import packageJson from '../package.json' with { type: 'json' };
 
 const packageVersion: string = packageJson.version;
@@ -48,6 +51,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Strict-Transport-Security max-age in seconds; null: no HSTS header (TLS is the proxy's, which may send its own). */
   readonly hstsMaxAgeSeconds: number | null;
+  /** Webhook deliveries (docs/operations.md, "Webhooks"). */
+  readonly webhooks: WebhookSettings;
   /** Spans exported over OTLP/HTTP (docs/operations.md, Traces); null: no tracing at all (OTEL_EXPORTER_OTLP_ENDPOINT unset). */
   readonly tracing: TracingSettings | null;
 }
@@ -416,7 +421,44 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     hstsMaxAgeSeconds: env.HSTS_MAX_AGE ? integer('HSTS_MAX_AGE', env.HSTS_MAX_AGE, 0, 0, 63_072_000) : null,
     tracing: tracingSettings(env),
+    webhooks: webhookSettings(env),
   }));
+}
+
+const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `500ms`, `5s`, `30m`, `2h`, `5d`: a whole number and its unit. */
+export function parseDurationMs(name: string, text: string): number {
+  const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(text.trim());
+  if (match === null) throw new ConfigError(`${name} must be durations such as 500ms, 5s, 30m, 2h or 5d; got '${text}'.`);
+  return Number(match[1]) * DURATION_UNITS_MS[match[2] as keyof typeof DURATION_UNITS_MS];
+}
+
+/** 32 bytes, in base64 (`openssl rand -base64 32`); unset: secrets are stored as they are. */
+function secretsKey(raw: string | undefined): Buffer | null {
+  if (raw === undefined || raw === '') return null;
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== 32 || key.toString('base64') !== raw.trim()) {
+    throw new ConfigError('WEBHOOK_SECRETS_KEY must be 32 random bytes in base64, such as `openssl rand -base64 32` prints.');
+  }
+  return key;
+}
+
+function webhookSettings(env: NodeJS.ProcessEnv): WebhookSettings {
+  const schedule = env.WEBHOOK_RETRY_SCHEDULE
+    ? env.WEBHOOK_RETRY_SCHEDULE.split(',').map((part) => parseDurationMs('WEBHOOK_RETRY_SCHEDULE', part))
+    : DEFAULT_RETRY_SCHEDULE_MS;
+  return {
+    allowPrivate: oneOf('WEBHOOK_ALLOW_PRIVATE', env.WEBHOOK_ALLOW_PRIVATE, ['0', '1'], '0') === '1',
+    retryScheduleMs: schedule,
+    // Longer than an attempt may take, or a second worker could take a delivery still in flight.
+    leaseMs: integer('WEBHOOK_LEASE_MS', env.WEBHOOK_LEASE_MS, 60_000, DELIVERY_TIMEOUT_MS + 1000, 3_600_000),
+    // 0: this process never delivers (another instance does).
+    concurrency: integer('WEBHOOK_CONCURRENCY', env.WEBHOOK_CONCURRENCY, 16, 0, 1000),
+    pollIntervalMs: integer('WEBHOOK_POLL_INTERVAL_MS', env.WEBHOOK_POLL_INTERVAL_MS, 1000, 10, 600_000),
+    disableAfterMs: env.WEBHOOK_DISABLE_AFTER ? parseDurationMs('WEBHOOK_DISABLE_AFTER', env.WEBHOOK_DISABLE_AFTER) : 5 * DURATION_UNITS_MS.d,
+    secretsKey: secretsKey(env.WEBHOOK_SECRETS_KEY),
+  };
 }
 
 /** `account-api call`: which server to call, as whom, and how patiently. */

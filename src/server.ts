@@ -13,7 +13,7 @@ import { PRUNE_INTERVAL_MS, pruneIdempotencyKeysEvery } from './store/idempotenc
 import { describeDatabase, openStore } from './store/open-store.ts';
 import { openRedis } from './store/redis-client.ts';
 import type { Store } from './store/store.ts';
-import { createTracing, type Tracing } from './tracing/tracing.ts';
+import { createTracing, untraced, type SpanRunner, type Tracing } from './tracing/tracing.ts';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -35,6 +35,8 @@ export interface RunningServer {
   /** The admin API's app (ADMIN_PORT); null when there is none. */
   readonly adminApp: FastifyInstance | null;
   readonly metrics: Metrics;
+  /** Runs work in a span when tracing is on (webhook deliveries); runs it alone otherwise. */
+  readonly traced: SpanRunner;
   /** Stops accepting, finishes requests in flight, then closes the store. */
   close(): Promise<void>;
 }
@@ -142,6 +144,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       adminUrl,
       adminApp,
       metrics,
+      traced: tracing?.traced ?? untraced,
       close: async () => {
         stopPruning();
         await Promise.all([app.close(), adminApp?.close()]);

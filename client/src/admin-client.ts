@@ -3,6 +3,11 @@ import { AccountApiError } from './account-api-error.ts';
 import { DEFAULT_USER_AGENT } from './client.ts';
 import { exchange, failureOf, type Call, type TransportOptions } from './transport.ts';
 import type {
+  AdminNewWebhookEndpoint,
+  AdminRedelivery,
+  AdminWebhookAttempt,
+  AdminWebhookEndpoint,
+  NewAdminWebhookEndpoint,
   AdminAccount,
   AdminAccountChange,
   AdminAuditEntry,
@@ -124,6 +129,35 @@ export class AdminClient {
   async readAudit(request: AuditRequest = {}): Promise<Page<AdminAuditEntry>> {
     const { username, since, until, limit, cursor } = request;
     return this.#page<AdminAuditEntry>(`/audit${queryOf({ username, since, until, limit, cursor })}`);
+  }
+
+  async addWebhookEndpoint(endpoint: NewAdminWebhookEndpoint): Promise<AdminNewWebhookEndpoint> {
+    return (await this.#success<AdminNewWebhookEndpoint>({ method: 'POST', path: '/webhooks', form: formOf({ ...endpoint }) })).data;
+  }
+
+  async listWebhookEndpoints(): Promise<AdminWebhookEndpoint[]> {
+    return (await this.#success<AdminWebhookEndpoint[]>({ method: 'GET', path: '/webhooks' })).data;
+  }
+
+  async removeWebhookEndpoint(endpointId: string): Promise<AdminWebhookEndpoint> {
+    return (await this.#success<AdminWebhookEndpoint>({ method: 'DELETE', path: `/webhooks/${segment(endpointId)}` })).data;
+  }
+
+  async disableWebhookEndpoint(endpointId: string): Promise<AdminWebhookEndpoint> {
+    return (await this.#success<AdminWebhookEndpoint>({ method: 'POST', path: `/webhooks/${segment(endpointId)}/disable`, form: {} })).data;
+  }
+
+  async enableWebhookEndpoint(endpointId: string): Promise<AdminWebhookEndpoint> {
+    return (await this.#success<AdminWebhookEndpoint>({ method: 'POST', path: `/webhooks/${segment(endpointId)}/enable`, form: {} })).data;
+  }
+
+  async listWebhookDeliveries(endpointId: string, options: { readonly limit?: number } = {}): Promise<AdminWebhookAttempt[]> {
+    return (await this.#success<AdminWebhookAttempt[]>({ method: 'GET', path: `/webhooks/${segment(endpointId)}/deliveries${queryOf({ limit: options.limit })}` })).data;
+  }
+
+  async redeliverWebhookEvent(eventId: string, options: { readonly endpointId?: string } = {}): Promise<AdminRedelivery> {
+    const form = formOf({ endpoint_id: options.endpointId });
+    return (await this.#success<AdminRedelivery>({ method: 'POST', path: `/webhook-events/${segment(eventId)}/redeliver`, form })).data;
   }
 
   async #page<T>(path: string): Promise<Page<T>> {

@@ -97,3 +97,44 @@ export interface Page<T> {
   readonly items: readonly T[];
   readonly nextCursor: string | null;
 }
+
+/** A webhook endpoint, as the admin API shows it: never its secret. */
+export interface AdminWebhookEndpoint {
+  readonly endpoint_id: string;
+  readonly url: string;
+  readonly description: string | null;
+  /** null: every event type. */
+  readonly events: readonly string[] | null;
+  readonly created_at: string;
+  readonly enabled: boolean;
+  readonly disabled_at: string | null;
+  readonly disabled_reason: string | null;
+  readonly failing_since: string | null;
+}
+
+/** An endpoint just registered, with its signing secret, shown this once. */
+export interface AdminNewWebhookEndpoint extends AdminWebhookEndpoint {
+  readonly secret: string;
+}
+
+export interface NewAdminWebhookEndpoint {
+  readonly url: string;
+  /** Comma-separated event types; every type when absent. */
+  readonly events?: string;
+  readonly description?: string;
+}
+
+export interface AdminWebhookAttempt {
+  readonly attempted_at: string;
+  readonly event_id: string;
+  /** null: no answer came (see error). */
+  readonly status: number | null;
+  readonly latency_ms: number;
+  readonly response: string | null;
+  readonly error: string | null;
+}
+
+export interface AdminRedelivery {
+  readonly event_id: string;
+  readonly endpoints: readonly string[];
+}

@@ -8,6 +8,11 @@ export type {
   AdminDeletedAccount,
   AdminIssuedKey,
   AdminKey,
+  AdminNewWebhookEndpoint,
+  AdminRedelivery,
+  AdminWebhookAttempt,
+  AdminWebhookEndpoint,
+  NewAdminWebhookEndpoint,
   AdminRolledKey,
   AuditRequest,
   NewAdminAccount,
@@ -36,3 +41,13 @@ export type {
   WithEtag,
   WriteOptions,
 } from './types.ts';
+export {
+  verifyWebhook,
+  WebhookVerificationError,
+  type VerifyWebhookOptions,
+  type WebhookAccount,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookFieldChange,
+  type WebhookKey,
+} from './webhooks.ts';

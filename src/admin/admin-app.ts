@@ -21,6 +21,7 @@ import { adminOpenApi, adminOpenApiRoute } from './admin-openapi.ts';
 import { adminAccountRoutes } from './routes/accounts.ts';
 import { adminAuditRoutes } from './routes/audit.ts';
 import { adminKeyRoutes } from './routes/keys.ts';
+import { adminWebhookRoutes } from './routes/webhooks.ts';
 
 export const ADMIN_PREFIX = '/admin/v0';
 
@@ -98,6 +99,7 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
       admin.register(adminAccountRoutes, { store, timezones });
       admin.register(adminKeyRoutes, { store, environment: config.environment });
       admin.register(adminAuditRoutes, { store });
+      admin.register(adminWebhookRoutes, { store, settings: config.webhooks });
     },
     { prefix: ADMIN_PREFIX },
   );

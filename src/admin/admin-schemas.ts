@@ -135,6 +135,57 @@ function failureEnvelope(status: AdminFailureStatus) {
   } as const;
 }
 
+const webhookEndpointProperties = {
+  endpoint_id: text('The endpoint’s id, we_...'),
+  url: text('Where its events are sent'),
+  description: nullableText('What it is for'),
+  events: { type: ['array', 'null'], items: { type: 'string' }, description: 'The event types sent to it; null: every type' },
+  created_at: text('When it was registered (ISO 8601)'),
+  enabled: { type: 'boolean', description: 'Whether events are sent to it' },
+  disabled_at: nullableText('When it was disabled; null: enabled'),
+  disabled_reason: nullableText('Why: by whom, or the failures that disabled it'),
+  failing_since: nullableText('The first failure of its current run of failures; null after a success'),
+} as const;
+
+const webhookEndpoint = {
+  $id: 'AdminWebhookEndpoint',
+  description: 'A webhook endpoint, never its secret',
+  type: 'object',
+  required: Object.keys(webhookEndpointProperties),
+  properties: webhookEndpointProperties,
+} as const;
+
+const newWebhookEndpoint = {
+  $id: 'AdminNewWebhookEndpoint',
+  description: 'An endpoint just registered, and its signing secret, shown this once',
+  type: 'object',
+  required: [...Object.keys(webhookEndpointProperties), 'secret'],
+  properties: { ...webhookEndpointProperties, secret: text('whsec_...: verify deliveries with it; it cannot be shown again') },
+} as const;
+
+const webhookAttempt = {
+  $id: 'AdminWebhookAttempt',
+  description: 'One delivery attempt',
+  type: 'object',
+  required: ['attempted_at', 'event_id', 'status', 'latency_ms', 'response', 'error'],
+  properties: {
+    attempted_at: text('When it was made (ISO 8601)'),
+    event_id: text('The event sent'),
+    status: { type: ['integer', 'null'], description: 'The answer’s status; null: none came' },
+    latency_ms: { type: 'integer', description: 'How long it took' },
+    response: nullableText('The first bytes of the answer'),
+    error: nullableText('Why no answer counted: a network error, a timeout, a refused address'),
+  },
+} as const;
+
+const redelivery = {
+  $id: 'AdminRedelivery',
+  description: 'An event queued again',
+  type: 'object',
+  required: ['event_id', 'endpoints'],
+  properties: { event_id: text('The event'), endpoints: { type: 'array', items: { type: 'string' }, description: 'The endpoints it is queued for' } },
+} as const;
+
 const STATUSES = Object.keys(ADMIN_FAILURE_CODES).map(Number) as AdminFailureStatus[];
 
 export const ADMIN_SCHEMAS: readonly { readonly $id: string }[] = [
@@ -146,6 +197,15 @@ export const ADMIN_SCHEMAS: readonly { readonly $id: string }[] = [
   rolledKey,
   deletedAccount,
   auditEntry,
+  webhookEndpoint,
+  newWebhookEndpoint,
+  webhookAttempt,
+  redelivery,
+  successEnvelope('AdminWebhookEndpointEnvelope', 'a webhook endpoint', ref('AdminWebhookEndpoint')),
+  successEnvelope('AdminWebhookEndpointListEnvelope', 'the webhook endpoints', { type: 'array', items: ref('AdminWebhookEndpoint') }),
+  successEnvelope('AdminNewWebhookEndpointEnvelope', 'a webhook endpoint just registered', ref('AdminNewWebhookEndpoint')),
+  successEnvelope('AdminWebhookAttemptListEnvelope', 'delivery attempts, newest first', { type: 'array', items: ref('AdminWebhookAttempt') }),
+  successEnvelope('AdminRedeliveryEnvelope', 'an event queued again', ref('AdminRedelivery')),
   successEnvelope('AdminAccountEnvelope', 'an account', ref('AdminAccount')),
   successEnvelope('AdminAccountPageEnvelope', 'a page of accounts', { type: 'array', items: ref('AdminAccount') }, ref('AdminPageMeta')),
   successEnvelope('AdminDeletedAccountEnvelope', 'a deletion', ref('AdminDeletedAccount')),

@@ -24,6 +24,11 @@ export interface CliFlags {
   // `audit` only: whose entries, from when.
   readonly user?: string;
   readonly since?: string;
+  // `webhooks` only: which events, what for, which endpoint, how many attempts.
+  readonly events?: string;
+  readonly description?: string;
+  readonly endpoint?: string;
+  readonly limit?: string;
   readonly port?: string;
   readonly host?: string;
   /** `serve` only: processes sharing the port. */

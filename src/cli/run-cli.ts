@@ -16,9 +16,10 @@ import { MIGRATE, migrateCommand } from './migrate.ts';
 import { parseCommandLine } from './parse-command-line.ts';
 import { SERVE, serveCommand } from './serve.ts';
 import { USERS, usersCommand } from './users.ts';
+import { WEBHOOKS, webhooksCommand } from './webhooks.ts';
 
 /** Every command, in the order --help lists them. */
-export const COMMAND_GROUPS: readonly CommandGroup[] = [SERVE, MIGRATE, USERS, KEYS, ADMIN_TOKENS, AUDIT, BACKUP, CALL];
+export const COMMAND_GROUPS: readonly CommandGroup[] = [SERVE, MIGRATE, USERS, KEYS, ADMIN_TOKENS, AUDIT, WEBHOOKS, BACKUP, CALL];
 
 export const OVERVIEW = `account-api ${packageJson.version}: the account API server and the commands that run it.
 
@@ -84,6 +85,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       await store.migrate();
       if (group === AUDIT) await auditCommand(context, store);
       else if (group === ADMIN_TOKENS) await adminTokensCommand(command.words[1], context, store, cliActor(operatingSystemUser()));
+      else if (group === WEBHOOKS) await webhooksCommand(command.words[1], context, store, config, cliActor(operatingSystemUser()).actor);
       else if (group === USERS) await usersCommand(command.words[1], context, store, cliActor(operatingSystemUser()));
       else await keysCommand(command.words[1], context, store, cliActor(operatingSystemUser()));
       return 0;

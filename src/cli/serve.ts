@@ -5,6 +5,8 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config.ts';
 import { startAuditPruning } from '../operations/audit-pruning.ts';
 import { startServer } from '../server.ts';
+import { startDeliveryWorker } from '../webhooks/delivery-worker.ts';
+import { createWebhookMetrics } from '../webhooks/webhook-metrics.ts';
 import { announce, announceStore } from './announce.ts';
 import type { CliContext } from './cli-context.ts';
 import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
@@ -97,19 +99,36 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
     if (!asWorker) announce(context, config, { url: server.url, metricsUrl: server.metricsUrl, adminUrl: server.adminUrl, store: server.prepared, workers: 1 });
     // Every serving process prunes (each worker too, whichever restarts): a second DELETE of the same old rows deletes nothing.
     const stopPruning = startAuditPruning({ store: server.store, retentionDays: config.auditRetentionDays, storeReady: server.storeReady, log: app.log });
+    // Webhooks are sent from here, apart from request handling: every serving process takes its share of the outbox (leases
+    // keep two from sending one delivery at once), at most WEBHOOK_CONCURRENCY at a time, so a slow receiver never slows the API.
+    const webhookMetrics = createWebhookMetrics(server.metrics.registry);
+    const delivery =
+      config.webhooks.concurrency === 0
+        ? null
+        : startDeliveryWorker({
+            store: server.store,
+            settings: config.webhooks,
+            storeReady: server.storeReady,
+            log: app.log,
+            metrics: webhookMetrics,
+            userAgent: `account-api-webhooks/${config.version}`,
+            traced: server.traced,
+          });
 
     return await new Promise<number>((resolve) => {
       let stopping = false;
       const stop = (status: 0 | 1) => {
         stopping = true;
         stopPruning();
+        // Deliveries in flight get half the shutdown time to finish; the leases of the rest are let go for another instance.
+        const deliveryStopped = delivery?.stop(config.shutdownTimeoutMs / 2) ?? Promise.resolve();
         // A request or an engine that never finishes must not keep the process from exiting.
         const deadline = setTimeout(() => {
           app.log.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown did not finish within SHUTDOWN_TIMEOUT_MS: exiting now');
           process.exit(1);
         }, config.shutdownTimeoutMs);
         deadline.unref();
-        server.close().then(
+        deliveryStopped.then(() => server.close()).then(
           () => {
             clearTimeout(deadline);
             app.log.info('stopped');

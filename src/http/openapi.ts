@@ -9,6 +9,7 @@ import fp from 'fastify-plugin';
 import type { KeyEnvironment } from '../domain/api-keys.ts';
 import { headerObject, isResponseHeader, type ResponseHeader } from './response-headers.ts';
 import { DOCUMENTED_BODY, DOCUMENTED_ONLY, SHARED_SCHEMAS } from './schemas.ts';
+import { webhookOperations } from '../webhooks/webhook-openapi.ts';
 
 export interface OpenApiOptions {
   readonly environment: KeyEnvironment;
@@ -87,7 +88,10 @@ export const openApi = fp(
           { name: 'Settings', description: "The caller's timezone and the list it is chosen from (Premium)" },
           { name: 'User', description: "The caller's account (Premium)" },
           { name: 'Test', description: 'Public endpoints for testing a GET and a POST call' },
+          { name: 'Webhooks', description: 'Events this server sends to the endpoints its operator registered (account-api webhooks add)' },
         ],
+        // OpenAPI 3.1's webhooks: what a receiver gets, not paths of this server.
+        webhooks: webhookOperations() as never,
         components: {
           securitySchemes: {
             basicAuth: { type: 'http', scheme: 'basic', description: 'Username as the user part, an API key (aapi_live_... or aapi_sandbox_...) as the password' },

@@ -24,6 +24,14 @@ import type {
   StoredAnswer,
 } from './store.ts';
 import { isDomainError } from '../domain/errors.ts';
+import type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  NewWebhookEndpoint,
+  OutboxStats,
+  WebhookEndpoint,
+} from '../webhooks/webhook-store.ts';
 import { storeNotConnected } from './store-errors.ts';
 
 /**
@@ -102,6 +110,16 @@ const NOT_CONNECTED: Omit<Store, 'environment'> = Object.freeze({
   revokeAdminToken: notYet,
   findAdminToken: notYet,
   touchAdminToken: notYet,
+  createWebhookEndpoint: notYet,
+  listWebhookEndpoints: notYet,
+  removeWebhookEndpoint: notYet,
+  setWebhookEndpointEnabled: notYet,
+  claimWebhookDeliveries: notYet,
+  recordWebhookAttempt: notYet,
+  releaseWebhookDeliveries: notYet,
+  listWebhookAttempts: notYet,
+  redeliverWebhookEvent: notYet,
+  webhookOutboxStats: notYet,
   ping: notYet,
   close: () => Promise.resolve(),
 });
@@ -279,6 +297,36 @@ export class ConnectingStore implements Store {
   }
   touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
     return this.#current.touchAdminToken(tokenId, usedAt);
+  }
+  createWebhookEndpoint(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint> {
+    return this.#current.createWebhookEndpoint(endpoint);
+  }
+  listWebhookEndpoints(): Promise<WebhookEndpoint[]> {
+    return this.#current.listWebhookEndpoints();
+  }
+  removeWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {
+    return this.#current.removeWebhookEndpoint(endpointId);
+  }
+  setWebhookEndpointEnabled(endpointId: string, enabled: boolean, reason?: string): Promise<WebhookEndpoint> {
+    return this.#current.setWebhookEndpointEnabled(endpointId, enabled, reason);
+  }
+  claimWebhookDeliveries(owner: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedDelivery[]> {
+    return this.#current.claimWebhookDeliveries(owner, limit, now, leaseUntil);
+  }
+  recordWebhookAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<{ readonly disabled: boolean }> {
+    return this.#current.recordWebhookAttempt(claim, outcome);
+  }
+  releaseWebhookDeliveries(owner: string): Promise<void> {
+    return this.#current.releaseWebhookDeliveries(owner);
+  }
+  listWebhookAttempts(endpointId: string, limit: number): Promise<DeliveryAttempt[]> {
+    return this.#current.listWebhookAttempts(endpointId, limit);
+  }
+  redeliverWebhookEvent(eventId: string, endpointId: string | null, now: Date): Promise<string[]> {
+    return this.#current.redeliverWebhookEvent(eventId, endpointId, now);
+  }
+  webhookOutboxStats(): Promise<OutboxStats> {
+    return this.#current.webhookOutboxStats();
   }
   ping(): Promise<void> {
     return this.#current.ping();

@@ -1,6 +1,7 @@
 // The store interface: everything the routes and the CLI need from a database, engine-agnostic.
 import type { KeyEnvironment } from '../domain/api-keys.ts';
 import type { EnvironmentSource } from './deployment.ts';
+import type { WebhookStore } from '../webhooks/webhook-store.ts';
 
 export interface Account {
   readonly id: number;
@@ -216,7 +217,7 @@ export interface MigrateOptions {
  * Stores raise `DomainError`s (not_found, conflict, unavailable) and never HTTP errors.
  * Every method is async so an engine behind a network slots in without touching callers.
  */
-export interface Store {
+export interface Store extends WebhookStore {
   readonly engine: string;
   /** The environment this store was opened for; a database of the other is refused, however it was reached (deployment.ts). */
   readonly environment: KeyEnvironment;
@@ -232,8 +233,8 @@ export interface Store {
    */
   checkSchema(): Promise<void>;
 
-  // Every change takes an `audit` actor: given, the change's audit entry is written in the change's own transaction, so
-  // both survive a crash or neither does. Without one nothing is recorded (tests, the sandbox's seeding); the domain
+  // Every change takes an `audit` actor: given, the change's audit entry (and its webhook event, src/webhooks/) is written
+  // in the change's own transaction, so all survive a crash or none does. Without one nothing is recorded (tests, the sandbox's seeding); the domain
   // operations (src/operations/) always give one. A change that changes nothing (same value, revoked twice) records nothing.
   createAccount(account: NewAccount, audit?: AuditActor): Promise<Account>;
   /** Both or neither: an account never exists without this key, not even for a moment (the sandbox's demo accounts). */

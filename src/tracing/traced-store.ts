@@ -88,6 +88,16 @@ export class TracedStore implements Store {
   completeIdempotencyKey(...args: Parameters<Store['completeIdempotencyKey']>) { return this.#call('completeIdempotencyKey', args); }
   releaseIdempotencyKey(...args: Parameters<Store['releaseIdempotencyKey']>) { return this.#call('releaseIdempotencyKey', args); }
   pruneIdempotencyKeys(...args: Parameters<Store['pruneIdempotencyKeys']>) { return this.#call('pruneIdempotencyKeys', args); }
+  createWebhookEndpoint(...args: Parameters<Store['createWebhookEndpoint']>) { return this.#call('createWebhookEndpoint', args); }
+  listWebhookEndpoints(...args: Parameters<Store['listWebhookEndpoints']>) { return this.#call('listWebhookEndpoints', args); }
+  removeWebhookEndpoint(...args: Parameters<Store['removeWebhookEndpoint']>) { return this.#call('removeWebhookEndpoint', args); }
+  setWebhookEndpointEnabled(...args: Parameters<Store['setWebhookEndpointEnabled']>) { return this.#call('setWebhookEndpointEnabled', args); }
+  claimWebhookDeliveries(...args: Parameters<Store['claimWebhookDeliveries']>) { return this.#call('claimWebhookDeliveries', args); }
+  recordWebhookAttempt(...args: Parameters<Store['recordWebhookAttempt']>) { return this.#call('recordWebhookAttempt', args); }
+  releaseWebhookDeliveries(...args: Parameters<Store['releaseWebhookDeliveries']>) { return this.#call('releaseWebhookDeliveries', args); }
+  listWebhookAttempts(...args: Parameters<Store['listWebhookAttempts']>) { return this.#call('listWebhookAttempts', args); }
+  redeliverWebhookEvent(...args: Parameters<Store['redeliverWebhookEvent']>) { return this.#call('redeliverWebhookEvent', args); }
+  webhookOutboxStats(...args: Parameters<Store['webhookOutboxStats']>) { return this.#call('webhookOutboxStats', args); }
   pageAccounts(...args: Parameters<Store['pageAccounts']>) { return this.#call('pageAccounts', args); }
   createAdminToken(...args: Parameters<Store['createAdminToken']>) { return this.#call('createAdminToken', args); }
   listAdminTokens(...args: Parameters<Store['listAdminTokens']>) { return this.#call('listAdminTokens', args); }

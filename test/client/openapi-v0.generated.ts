@@ -120,7 +120,148 @@ export interface paths {
         readonly trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    readonly "account.created": {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header?: never;
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly get?: never;
+        readonly put?: never;
+        /**
+         * An account was created
+         * @description Sent to each endpoint subscribed to account.created, signed as Standard Webhooks; a 2xx within 10 s is success, anything else is retried (docs/api.md, "Webhooks").
+         */
+        readonly post: operations["webhook_account_created"];
+        readonly delete?: never;
+        readonly options?: never;
+        readonly head?: never;
+        readonly patch?: never;
+        readonly trace?: never;
+    };
+    readonly "account.updated": {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header?: never;
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly get?: never;
+        readonly put?: never;
+        /**
+         * An account's name or timezone changed
+         * @description Sent to each endpoint subscribed to account.updated, signed as Standard Webhooks; a 2xx within 10 s is success, anything else is retried (docs/api.md, "Webhooks").
+         */
+        readonly post: operations["webhook_account_updated"];
+        readonly delete?: never;
+        readonly options?: never;
+        readonly head?: never;
+        readonly patch?: never;
+        readonly trace?: never;
+    };
+    readonly "account.premium_changed": {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header?: never;
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly get?: never;
+        readonly put?: never;
+        /**
+         * Premium was switched on or off
+         * @description Sent to each endpoint subscribed to account.premium_changed, signed as Standard Webhooks; a 2xx within 10 s is success, anything else is retried (docs/api.md, "Webhooks").
+         */
+        readonly post: operations["webhook_account_premium_changed"];
+        readonly delete?: never;
+        readonly options?: never;
+        readonly head?: never;
+        readonly patch?: never;
+        readonly trace?: never;
+    };
+    readonly "account.deleted": {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header?: never;
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly get?: never;
+        readonly put?: never;
+        /**
+         * An account was deleted
+         * @description Sent to each endpoint subscribed to account.deleted, signed as Standard Webhooks; a 2xx within 10 s is success, anything else is retried (docs/api.md, "Webhooks").
+         */
+        readonly post: operations["webhook_account_deleted"];
+        readonly delete?: never;
+        readonly options?: never;
+        readonly head?: never;
+        readonly patch?: never;
+        readonly trace?: never;
+    };
+    readonly "key.created": {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header?: never;
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly get?: never;
+        readonly put?: never;
+        /**
+         * An API key was issued
+         * @description Sent to each endpoint subscribed to key.created, signed as Standard Webhooks; a 2xx within 10 s is success, anything else is retried (docs/api.md, "Webhooks").
+         */
+        readonly post: operations["webhook_key_created"];
+        readonly delete?: never;
+        readonly options?: never;
+        readonly head?: never;
+        readonly patch?: never;
+        readonly trace?: never;
+    };
+    readonly "key.rolled": {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header?: never;
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly get?: never;
+        readonly put?: never;
+        /**
+         * An API key was rolled into a successor
+         * @description Sent to each endpoint subscribed to key.rolled, signed as Standard Webhooks; a 2xx within 10 s is success, anything else is retried (docs/api.md, "Webhooks").
+         */
+        readonly post: operations["webhook_key_rolled"];
+        readonly delete?: never;
+        readonly options?: never;
+        readonly head?: never;
+        readonly patch?: never;
+        readonly trace?: never;
+    };
+    readonly "key.revoked": {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header?: never;
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly get?: never;
+        readonly put?: never;
+        /**
+         * An API key was revoked
+         * @description Sent to each endpoint subscribed to key.revoked, signed as Standard Webhooks; a 2xx within 10 s is success, anything else is retried (docs/api.md, "Webhooks").
+         */
+        readonly post: operations["webhook_key_revoked"];
+        readonly delete?: never;
+        readonly options?: never;
+        readonly head?: never;
+        readonly patch?: never;
+        readonly trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description `meta` of every answer but the timezone list: always {} */
@@ -2644,6 +2785,444 @@ export interface operations {
                 content: {
                     readonly "application/json": components["schemas"]["Failure503"];
                 };
+            };
+        };
+    };
+    readonly webhook_account_created: {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header: {
+                /** @description The event id: the same on every attempt; deduplicate by it */
+                readonly "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the epoch */
+                readonly "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}" under the endpoint secret> */
+                readonly "webhook-signature": string;
+            };
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly requestBody: {
+            readonly content: {
+                readonly "application/json": {
+                    readonly id: string;
+                    /** @constant */
+                    readonly type: "account.created";
+                    /** Format: date-time */
+                    readonly created_at: string;
+                    readonly data: {
+                        readonly object: {
+                            readonly user_id: number;
+                            readonly username: string;
+                            readonly name: string;
+                            readonly timezone: string;
+                            readonly premium: boolean;
+                            /** Format: date-time */
+                            readonly created_at: string | null;
+                        } | null;
+                        /** @description Each field changed, as the audit trail records it */
+                        readonly changes: {
+                            readonly [key: string]: {
+                                readonly old: string | number | boolean | null;
+                                readonly new: string | number | boolean | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        readonly responses: {
+            /** @description Received: not sent again (unless redelivered by an operator) */
+            readonly "2XX": {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: sent again later */
+            readonly default: {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    readonly webhook_account_updated: {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header: {
+                /** @description The event id: the same on every attempt; deduplicate by it */
+                readonly "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the epoch */
+                readonly "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}" under the endpoint secret> */
+                readonly "webhook-signature": string;
+            };
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly requestBody: {
+            readonly content: {
+                readonly "application/json": {
+                    readonly id: string;
+                    /** @constant */
+                    readonly type: "account.updated";
+                    /** Format: date-time */
+                    readonly created_at: string;
+                    readonly data: {
+                        readonly object: {
+                            readonly user_id: number;
+                            readonly username: string;
+                            readonly name: string;
+                            readonly timezone: string;
+                            readonly premium: boolean;
+                            /** Format: date-time */
+                            readonly created_at: string | null;
+                        } | null;
+                        /** @description Each field changed, as the audit trail records it */
+                        readonly changes: {
+                            readonly [key: string]: {
+                                readonly old: string | number | boolean | null;
+                                readonly new: string | number | boolean | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        readonly responses: {
+            /** @description Received: not sent again (unless redelivered by an operator) */
+            readonly "2XX": {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: sent again later */
+            readonly default: {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    readonly webhook_account_premium_changed: {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header: {
+                /** @description The event id: the same on every attempt; deduplicate by it */
+                readonly "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the epoch */
+                readonly "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}" under the endpoint secret> */
+                readonly "webhook-signature": string;
+            };
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly requestBody: {
+            readonly content: {
+                readonly "application/json": {
+                    readonly id: string;
+                    /** @constant */
+                    readonly type: "account.premium_changed";
+                    /** Format: date-time */
+                    readonly created_at: string;
+                    readonly data: {
+                        readonly object: {
+                            readonly user_id: number;
+                            readonly username: string;
+                            readonly name: string;
+                            readonly timezone: string;
+                            readonly premium: boolean;
+                            /** Format: date-time */
+                            readonly created_at: string | null;
+                        } | null;
+                        /** @description Each field changed, as the audit trail records it */
+                        readonly changes: {
+                            readonly [key: string]: {
+                                readonly old: string | number | boolean | null;
+                                readonly new: string | number | boolean | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        readonly responses: {
+            /** @description Received: not sent again (unless redelivered by an operator) */
+            readonly "2XX": {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: sent again later */
+            readonly default: {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    readonly webhook_account_deleted: {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header: {
+                /** @description The event id: the same on every attempt; deduplicate by it */
+                readonly "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the epoch */
+                readonly "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}" under the endpoint secret> */
+                readonly "webhook-signature": string;
+            };
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly requestBody: {
+            readonly content: {
+                readonly "application/json": {
+                    readonly id: string;
+                    /** @constant */
+                    readonly type: "account.deleted";
+                    /** Format: date-time */
+                    readonly created_at: string;
+                    readonly data: {
+                        readonly object: {
+                            readonly user_id: number;
+                            readonly username: string;
+                            readonly name: string;
+                            readonly timezone: string;
+                            readonly premium: boolean;
+                            /** Format: date-time */
+                            readonly created_at: string | null;
+                        } | null;
+                        /** @description Each field changed, as the audit trail records it */
+                        readonly changes: {
+                            readonly [key: string]: {
+                                readonly old: string | number | boolean | null;
+                                readonly new: string | number | boolean | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        readonly responses: {
+            /** @description Received: not sent again (unless redelivered by an operator) */
+            readonly "2XX": {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: sent again later */
+            readonly default: {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    readonly webhook_key_created: {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header: {
+                /** @description The event id: the same on every attempt; deduplicate by it */
+                readonly "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the epoch */
+                readonly "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}" under the endpoint secret> */
+                readonly "webhook-signature": string;
+            };
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly requestBody: {
+            readonly content: {
+                readonly "application/json": {
+                    readonly id: string;
+                    /** @constant */
+                    readonly type: "key.created";
+                    /** Format: date-time */
+                    readonly created_at: string;
+                    readonly data: {
+                        readonly object: {
+                            readonly key_id: string;
+                            readonly username: string;
+                            readonly label: string | null;
+                            readonly prefix: string;
+                            /** @enum {string} */
+                            readonly scope: "read" | "write";
+                            /** Format: date-time */
+                            readonly created_at: string;
+                            /** Format: date-time */
+                            readonly expires_at: string | null;
+                            /** Format: date-time */
+                            readonly revoked_at: string | null;
+                            readonly rolled_into: string | null;
+                        } | null;
+                        /** @description Each field changed, as the audit trail records it */
+                        readonly changes: {
+                            readonly [key: string]: {
+                                readonly old: string | number | boolean | null;
+                                readonly new: string | number | boolean | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        readonly responses: {
+            /** @description Received: not sent again (unless redelivered by an operator) */
+            readonly "2XX": {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: sent again later */
+            readonly default: {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    readonly webhook_key_rolled: {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header: {
+                /** @description The event id: the same on every attempt; deduplicate by it */
+                readonly "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the epoch */
+                readonly "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}" under the endpoint secret> */
+                readonly "webhook-signature": string;
+            };
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly requestBody: {
+            readonly content: {
+                readonly "application/json": {
+                    readonly id: string;
+                    /** @constant */
+                    readonly type: "key.rolled";
+                    /** Format: date-time */
+                    readonly created_at: string;
+                    readonly data: {
+                        readonly object: {
+                            readonly key_id: string;
+                            readonly username: string;
+                            readonly label: string | null;
+                            readonly prefix: string;
+                            /** @enum {string} */
+                            readonly scope: "read" | "write";
+                            /** Format: date-time */
+                            readonly created_at: string;
+                            /** Format: date-time */
+                            readonly expires_at: string | null;
+                            /** Format: date-time */
+                            readonly revoked_at: string | null;
+                            readonly rolled_into: string | null;
+                        } | null;
+                        /** @description Each field changed, as the audit trail records it */
+                        readonly changes: {
+                            readonly [key: string]: {
+                                readonly old: string | number | boolean | null;
+                                readonly new: string | number | boolean | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        readonly responses: {
+            /** @description Received: not sent again (unless redelivered by an operator) */
+            readonly "2XX": {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: sent again later */
+            readonly default: {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    readonly webhook_key_revoked: {
+        readonly parameters: {
+            readonly query?: never;
+            readonly header: {
+                /** @description The event id: the same on every attempt; deduplicate by it */
+                readonly "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the epoch */
+                readonly "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}" under the endpoint secret> */
+                readonly "webhook-signature": string;
+            };
+            readonly path?: never;
+            readonly cookie?: never;
+        };
+        readonly requestBody: {
+            readonly content: {
+                readonly "application/json": {
+                    readonly id: string;
+                    /** @constant */
+                    readonly type: "key.revoked";
+                    /** Format: date-time */
+                    readonly created_at: string;
+                    readonly data: {
+                        readonly object: {
+                            readonly key_id: string;
+                            readonly username: string;
+                            readonly label: string | null;
+                            readonly prefix: string;
+                            /** @enum {string} */
+                            readonly scope: "read" | "write";
+                            /** Format: date-time */
+                            readonly created_at: string;
+                            /** Format: date-time */
+                            readonly expires_at: string | null;
+                            /** Format: date-time */
+                            readonly revoked_at: string | null;
+                            readonly rolled_into: string | null;
+                        } | null;
+                        /** @description Each field changed, as the audit trail records it */
+                        readonly changes: {
+                            readonly [key: string]: {
+                                readonly old: string | number | boolean | null;
+                                readonly new: string | number | boolean | null;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        readonly responses: {
+            /** @description Received: not sent again (unless redelivered by an operator) */
+            readonly "2XX": {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within 10 s: sent again later */
+            readonly default: {
+                headers: {
+                    readonly [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

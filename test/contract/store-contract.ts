@@ -9,6 +9,7 @@ import { defineEnvironmentCases } from './environment-cases.ts';
 import { defineIdempotencyCases } from './idempotency-cases.ts';
 import { defineAdminTokenCases } from './admin-token-cases.ts';
 import { defineKeyLifecycleCases } from './key-lifecycle-cases.ts';
+import { defineWebhookCases } from './webhook-cases.ts';
 import type { Store } from '../../src/store/store.ts';
 import { account, domainCode, freshStore, isDate, newKey, type MakeStore } from './contract-support.ts';
 
@@ -328,6 +329,7 @@ export function defineStoreContract(engineName: string, makeStore: MakeStore, sk
   defineConcurrencyCases(engineName, makeStore, skip);
   defineIdempotencyCases(engineName, makeStore, skip);
   defineAdminTokenCases(engineName, makeStore, skip);
+  defineWebhookCases(engineName, makeStore, skip);
 
   describe(`${engineName} store: closing`, () => {
     test('close() twice is safe', async (t) => {

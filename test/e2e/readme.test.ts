@@ -1,7 +1,8 @@
 // Runs the README's commands against a real server and checks they print what the README says they print.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { demoAccounts } from '../../src/sandbox/demo-accounts.ts';
@@ -52,7 +53,8 @@ function runExamples(workspace: Workspace, server: ServerProcess, shownBase: str
     `npx() { if [ "$1" = account-api ]; then shift; "${process.execPath}" "${MAIN}" "$@"; else command npx "$@"; fi; }`,
     ...list.flatMap((example) => [`echo '${marker}'`, example.command.replaceAll(shownBase, server.url)]),
   ].join('\n');
-  const result = spawnSync('bash', ['-c', script], { cwd: workspace.dir, env: workspace.env, encoding: 'utf8' });
+  // A time limit, so that a process left running in the background (the webhook receiver) cannot hang the test.
+  const result = spawnSync('bash', ['-c', script], { cwd: workspace.dir, env: workspace.env, encoding: 'utf8', timeout: 120_000, killSignal: 'SIGKILL' });
   assert.equal(result.status, 0, `the README's commands failed:\n${result.stderr}`);
   return result.stdout.split(`${marker}\n`).slice(1);
 }
@@ -119,6 +121,41 @@ test("the README's admin API walk-through prints exactly what the README shows",
     const list = examples(section('The admin API')).map((example) => ({ ...example, command: example.command.replaceAll('http://127.0.0.1:8082', adminBase) }));
     const checked = checkOutputs(list, runExamples(workspace, server, 'http://localhost:8080', list));
     assert.ok(checked >= 7, `expected at least 7 documented outputs, checked ${checked}`);
+  } finally {
+    await server.stop();
+    workspace.cleanup();
+  }
+});
+
+/** A port nobody listens on right now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+test("the README's webhook walk-through: its receiver verifies a real delivery with standardwebhooks", async () => {
+  const webhooks = section('Webhooks');
+  const receiverCode = blocks(webhooks).find((block) => block.lang === 'js');
+  assert.ok(receiverCode, 'the Webhooks section shows a receiver');
+  // Beside the repository's node_modules, so that `import 'standardwebhooks'` finds the package as a reader's project would.
+  const dir = join(REPO_ROOT, 'node_modules', '.cache', 'account-api-readme');
+  mkdirSync(dir, { recursive: true });
+  const port = await freePort();
+  const receiverPath = join(dir, `receiver-${port}.mjs`);
+  writeFileSync(receiverPath, receiverCode.body.replace("listen(9000, '127.0.0.1')", `listen(${port}, '127.0.0.1')`));
+  const workspace = createWorkspace({ LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_INTERVAL_MS: '100' });
+  const server = await startServer(workspace);
+  try {
+    const list = examples(webhooks).map((example, index) => ({
+      ...example,
+      command:
+        (index === 0 ? `node() { if [ "$1" = receiver.mjs ]; then shift; exec "${process.execPath}" "${receiverPath}" "$@"; else command node "$@"; fi; }\n` : '') +
+        example.command.replaceAll('127.0.0.1:9000', `127.0.0.1:${port}`),
+    }));
+    assert.equal(checkOutputs(list, runExamples(workspace, server, 'http://localhost:8080', list)), 2);
   } finally {
     await server.stop();
     workspace.cleanup();

@@ -1,5 +1,6 @@
 // The audit trail's rows in PostgreSQL: written by the caller's transaction (or statement), read back as AuditEvents.
 import type { AuditActor, AuditEvent, AuditQuery, NewAuditEvent } from '../store.ts';
+import { deleteWebhookEventsBefore, insertWebhookEvent } from './webhook-rows.ts';
 
 type Row = Record<string, unknown>;
 export type Query = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
@@ -21,7 +22,7 @@ export function toAuditEvent(row: Row): AuditEvent {
   };
 }
 
-/** Must run on the connection, and in the transaction, that makes the change. */
+/** Must run on the connection, and in the transaction, that makes the change; writes its webhook event beside it (webhook-rows.ts). */
 export async function insertAuditEvent(query: Query, audit: AuditActor, event: NewAuditEvent): Promise<AuditEvent> {
   // clock_timestamp(), not now(): entries of one transaction keep their order in time as well as by id.
   const [row] = await query(
@@ -29,6 +30,7 @@ export async function insertAuditEvent(query: Query, audit: AuditActor, event: N
      VALUES (clock_timestamp(), $1, $2, $3, $4, $5, $6, $7) RETURNING ${AUDIT_COLUMNS}`,
     [audit.actor, event.action, event.accountId, event.username, JSON.stringify(event.changes), audit.requestId, audit.address],
   );
+  await insertWebhookEvent(query, event, row!.occurred_at as Date);
   return toAuditEvent(row!);
 }
 
@@ -43,6 +45,8 @@ export async function selectAuditEvents(query: Query, filter: AuditQuery): Promi
   return rows.map(toAuditEvent);
 }
 
+/** Webhook events share the audit trail's retention. */
 export async function deleteAuditEventsBefore(query: Query, before: Date): Promise<number> {
+  await deleteWebhookEventsBefore(query, before);
   return (await query('DELETE FROM audit_events WHERE occurred_at < $1 RETURNING 1', [before])).length;
 }

@@ -49,6 +49,16 @@ import {
 import { claimKey, completeKey, lockHeldKey, pruneKeys, releaseKey } from './idempotency-keys.ts';
 import { READ_ENVIRONMENT_SQL, recordEnvironment } from './deployment.ts';
 import { applyMigrations } from './migrate.ts';
+import * as webhookRows from './webhook-rows.ts';
+import { newEventId } from '../../webhooks/events.ts';
+import type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  NewWebhookEndpoint,
+  OutboxStats,
+  WebhookEndpoint,
+} from '../../webhooks/webhook-store.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
 
 export interface PostgresStoreOptions {
@@ -126,6 +136,29 @@ const KEY_COLUMNS =
 const ACTIVE_KEYS =
   'SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())';
 const BY_USERNAME = 'lower(username) = lower($1)';
+const UTC_ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
+/**
+ * The rest of #updateAccount's one statement: account.updated's webhook event ($6 its id), built as events.ts's eventBody
+ * builds it, and its deliveries (webhook-rows.ts's FAN_OUT), both only when the audit entry was written.
+ */
+const WEBHOOK_EVENT_OF_UPDATE = (column: 'name' | 'timezone') => `event AS (
+              INSERT INTO webhook_events (event_id, type, created_at, payload)
+              SELECT $6, 'account.updated', entry.occurred_at, json_build_object(
+                'id', $6::text, 'type', 'account.updated', 'created_at', to_char(entry.occurred_at AT TIME ZONE 'UTC', ${UTC_ISO}),
+                'data', json_build_object(
+                  'object', json_build_object('user_id', changed.id, 'username', changed.username, 'name', changed.name,
+                    'timezone', changed.timezone, 'premium', changed.premium,
+                    'created_at', to_char(changed.created_at AT TIME ZONE 'UTC', ${UTC_ISO})),
+                  'changes', json_build_object('${column}', json_build_object('old', changed.old_value, 'new', $2::text))))::text
+              FROM entry, changed
+              RETURNING event_id, type, created_at
+            ),
+            fan_out AS (
+              INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
+              SELECT event.event_id, e.endpoint_id, event.created_at, event.created_at FROM event, webhook_endpoints e
+              WHERE e.disabled_at IS NULL AND (e.event_types IS NULL OR event.type = ANY (e.event_types))
+            )`;
 
 /** Both unique constraints an account with its key can break, as the store's own failures. */
 function createFailure(error: unknown, account: NewAccount, key?: NewApiKey): unknown {
@@ -401,9 +434,11 @@ export class PostgresStore implements Store {
               SELECT clock_timestamp(), $3, 'account.updated', id, username,
                      jsonb_build_object('${column}', jsonb_build_object('old', old_value, 'new', $2::text)), $4, $5
               FROM changed WHERE old_value IS DISTINCT FROM $2::text
-            )
+              RETURNING occurred_at
+            ),
+            ${WEBHOOK_EVENT_OF_UPDATE(column)}
        SELECT ${ACCOUNT_COLUMNS} FROM changed`,
-      [accountId, value, audit.actor, audit.requestId, audit.address],
+      [accountId, value, audit.actor, audit.requestId, audit.address, newEventId()],
     );
     if (row === undefined) throw accountGone();
     return toAccount(row);
@@ -645,6 +680,49 @@ export class PostgresStore implements Store {
 
   async touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
     await this.#query('UPDATE admin_tokens SET last_used_at = $2 WHERE token_id = $1', [tokenId, usedAt]);
+  }
+
+  // Webhooks (src/webhooks/): the outbox rows are written by insertAuditEvent, beside each audited change.
+  readonly #statementQuery: Query = (text, values) => this.#query(text, values);
+
+  createWebhookEndpoint(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint> {
+    return webhookRows.insertEndpoint(this.#statementQuery, endpoint);
+  }
+
+  listWebhookEndpoints(): Promise<WebhookEndpoint[]> {
+    return webhookRows.selectEndpoints(this.#statementQuery);
+  }
+
+  removeWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {
+    return this.#transaction((query) => webhookRows.deleteEndpoint(query, endpointId));
+  }
+
+  setWebhookEndpointEnabled(endpointId: string, enabled: boolean, reason?: string): Promise<WebhookEndpoint> {
+    return webhookRows.updateEndpointEnabled(this.#statementQuery, endpointId, enabled, reason ?? null);
+  }
+
+  claimWebhookDeliveries(owner: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedDelivery[]> {
+    return webhookRows.claimDeliveries(this.#statementQuery, owner, limit, now, leaseUntil);
+  }
+
+  recordWebhookAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<{ readonly disabled: boolean }> {
+    return this.#transaction((query) => webhookRows.recordAttempt(query, claim, outcome));
+  }
+
+  releaseWebhookDeliveries(owner: string): Promise<void> {
+    return webhookRows.releaseLeases(this.#statementQuery, owner);
+  }
+
+  listWebhookAttempts(endpointId: string, limit: number): Promise<DeliveryAttempt[]> {
+    return webhookRows.selectAttempts(this.#statementQuery, endpointId, limit);
+  }
+
+  redeliverWebhookEvent(eventId: string, endpointId: string | null, now: Date): Promise<string[]> {
+    return this.#transaction((query) => webhookRows.queueRedelivery(query, eventId, endpointId, now));
+  }
+
+  webhookOutboxStats(): Promise<OutboxStats> {
+    return webhookRows.selectOutboxStats(this.#statementQuery);
   }
 
   async ping(): Promise<void> {

@@ -1,6 +1,7 @@
 // The audit trail's rows in SQLite: written inside the caller's transaction, read back as AuditEvents.
 import type { StatementSync } from 'node:sqlite';
 import type { AuditActor, AuditEvent, AuditQuery, NewAuditEvent } from '../store.ts';
+import { deleteWebhookEventsBefore, insertWebhookEvent } from './webhook-rows.ts';
 
 type Row = Record<string, unknown>;
 type Prepare = (sql: string) => StatementSync;
@@ -24,10 +25,12 @@ export function toAuditEvent(row: Row): AuditEvent {
   };
 }
 
-/** Must run inside the transaction that makes the change. */
+/** Must run inside the transaction that makes the change; writes the change's webhook event beside it (webhook-rows.ts). */
 export function insertAuditEvent(prepare: Prepare, audit: AuditActor, event: NewAuditEvent, at = new Date()): AuditEvent {
+  const occurredAt = at.toISOString();
+  insertWebhookEvent(prepare, event, occurredAt);
   const row = prepare(INSERT_AUDIT).get(
-    at.toISOString(),
+    occurredAt,
     audit.actor,
     event.action,
     event.accountId,
@@ -55,6 +58,8 @@ export function selectAuditEvents(prepare: Prepare, query: AuditQuery): AuditEve
   return rows.map((row) => toAuditEvent(row as Row));
 }
 
+/** Webhook events share the audit trail's retention. */
 export function deleteAuditEventsBefore(prepare: Prepare, before: Date): number {
+  deleteWebhookEventsBefore(prepare, before);
   return Number(prepare('DELETE FROM audit_events WHERE occurred_at < ?').run(before.toISOString()).changes);
 }

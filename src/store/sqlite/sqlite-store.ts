@@ -50,6 +50,15 @@ import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts'
 import { accountCreated, accountDeleted, keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
 import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents } from './audit-rows.ts';
 import { readEnvironment, recordEnvironment } from './deployment.ts';
+import * as webhookRows from './webhook-rows.ts';
+import type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  NewWebhookEndpoint,
+  OutboxStats,
+  WebhookEndpoint,
+} from '../../webhooks/webhook-store.ts';
 import { retryWhileLocked } from './lock-wait.ts';
 import { isBusy, SQLITE_CONSTRAINT_FOREIGNKEY, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
 import { WriteQueue, type QueuedWrite } from './write-queue.ts';
@@ -765,6 +774,51 @@ export class SqliteStore implements Store {
     return this.#run(() => {
       this.#statement('UPDATE admin_tokens SET last_used_at = ? WHERE token_id = ?').run(usedAt.toISOString(), tokenId);
     });
+  }
+
+  // Webhooks (src/webhooks/): the outbox rows are written by insertAuditEvent, beside each audited change.
+  readonly #prepare = (sql: string) => this.#statement(sql);
+
+  createWebhookEndpoint(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint> {
+    return this.#run(() => webhookRows.insertEndpoint(this.#prepare, endpoint));
+  }
+
+  listWebhookEndpoints(): Promise<WebhookEndpoint[]> {
+    return this.#run(() => webhookRows.selectEndpoints(this.#prepare));
+  }
+
+  removeWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {
+    return this.#run(() => this.#transaction(() => webhookRows.deleteEndpoint(this.#prepare, endpointId)));
+  }
+
+  setWebhookEndpointEnabled(endpointId: string, enabled: boolean, reason?: string): Promise<WebhookEndpoint> {
+    return this.#run(() => webhookRows.updateEndpointEnabled(this.#prepare, endpointId, enabled, reason ?? null));
+  }
+
+  claimWebhookDeliveries(owner: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedDelivery[]> {
+    return this.#run(() =>
+      webhookRows.anyDue(this.#prepare, now) ? this.#transaction(() => webhookRows.claimDeliveries(this.#prepare, owner, limit, now, leaseUntil)) : [],
+    );
+  }
+
+  recordWebhookAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<{ readonly disabled: boolean }> {
+    return this.#run(() => this.#transaction(() => webhookRows.recordAttempt(this.#prepare, claim, outcome)));
+  }
+
+  releaseWebhookDeliveries(owner: string): Promise<void> {
+    return this.#run(() => webhookRows.releaseLeases(this.#prepare, owner));
+  }
+
+  listWebhookAttempts(endpointId: string, limit: number): Promise<DeliveryAttempt[]> {
+    return this.#run(() => webhookRows.selectAttempts(this.#prepare, endpointId, limit));
+  }
+
+  redeliverWebhookEvent(eventId: string, endpointId: string | null, now: Date): Promise<string[]> {
+    return this.#run(() => this.#transaction(() => webhookRows.queueRedelivery(this.#prepare, eventId, endpointId, now)));
+  }
+
+  webhookOutboxStats(): Promise<OutboxStats> {
+    return this.#run(() => webhookRows.selectOutboxStats(this.#prepare));
   }
 
   ping(): Promise<void> {

@@ -1,0 +1,161 @@
+// /admin/v0/webhooks and /admin/v0/webhook-events: the `account-api webhooks` commands over HTTP, through the same operations.
+import type { FastifyInstance } from 'fastify';
+import { success } from '../../http/envelope.ts';
+import type { Store } from '../../store/store.ts';
+import {
+  addWebhookEndpoint,
+  disableWebhookEndpoint,
+  enableWebhookEndpoint,
+  listWebhookAttempts,
+  MAX_ATTEMPTS_LISTED,
+  redeliverWebhookEvent,
+} from '../../webhooks/webhook-operations.ts';
+import { attemptJson, endpointJson } from '../../webhooks/representations.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { actorOf } from '../admin-actor.ts';
+import { ADMIN_SECURITY, adminFailures, answerOf, BODY_MEDIA_TYPES, stringParameter } from '../admin-schemas.ts';
+
+export interface WebhookRoutesOptions {
+  readonly store: Store;
+  /** WEBHOOK_ALLOW_PRIVATE and WEBHOOK_SECRETS_KEY, as `webhooks add` reads them. */
+  readonly settings: { readonly allowPrivate: boolean; readonly secretsKey: Buffer | null };
+}
+
+const ENDPOINT_PATH = {
+  type: 'object',
+  required: ['endpoint_id'],
+  properties: { endpoint_id: stringParameter('The endpoint’s id, we_...', 'we_3kTqv9ZbW2aXcD4e5f6g') },
+} as const;
+
+function attemptsLimit(raw: string | undefined): number {
+  if (raw === undefined) return 50;
+  const limit = /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(limit >= 1 && limit <= MAX_ATTEMPTS_LISTED)) {
+    throw new DomainError('invalid', 'invalid_limit', `limit is a whole number from 1 to ${MAX_ATTEMPTS_LISTED}; got '${raw}'.`, { field: 'limit' });
+  }
+  return limit;
+}
+
+export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookRoutesOptions) {
+  const { store, settings } = options;
+
+  app.post<{ Body: { url: string; events?: string; description?: string } }>('/webhooks', {
+    config: { adminAccess: 'token' },
+    schema: {
+      operationId: 'addWebhookEndpoint',
+      summary: 'Register a webhook endpoint',
+      description:
+        'The answer holds the endpoint’s signing secret (whsec_...), this once. The URL must be http(s) and, unless the server runs with ' +
+        'WEBHOOK_ALLOW_PRIVATE=1, at a public address.',
+      tags: ['Webhooks'],
+      security: ADMIN_SECURITY,
+      consumes: BODY_MEDIA_TYPES,
+      body: {
+        type: 'object',
+        required: ['url'],
+        additionalProperties: false,
+        properties: {
+          url: stringParameter('Where to send the events: an http(s) URL', 'https://hooks.example.com/account-api'),
+          events: stringParameter('Comma-separated event types to send (default: every type)', 'account.updated,key.revoked'),
+          description: stringParameter('What the endpoint is for (at most 200 characters)', 'billing'),
+        },
+      },
+      response: { 201: answerOf('AdminNewWebhookEndpointEnvelope', 'The endpoint, and its secret shown this once'), ...adminFailures({ body: true, notFound: false }) },
+    },
+    handler: async (request, reply) => {
+      const { endpoint, secret } = await addWebhookEndpoint(store, request.body, settings);
+      return reply.code(201).send(success({ ...endpointJson(endpoint), secret }));
+    },
+  });
+
+  app.get('/webhooks', {
+    config: { adminAccess: 'token' },
+    schema: {
+      operationId: 'listWebhookEndpoints',
+      summary: 'List the webhook endpoints',
+      description: 'Every endpoint, oldest first, with its state (and why one is disabled); never a secret.',
+      tags: ['Webhooks'],
+      security: ADMIN_SECURITY,
+      response: { 200: answerOf('AdminWebhookEndpointListEnvelope', 'The endpoints'), ...adminFailures({ body: false, notFound: false }) },
+    },
+    handler: async () => success((await store.listWebhookEndpoints()).map(endpointJson)),
+  });
+
+  app.delete<{ Params: { endpoint_id: string } }>('/webhooks/:endpoint_id', {
+    config: { adminAccess: 'token' },
+    schema: {
+      operationId: 'removeWebhookEndpoint',
+      summary: 'Remove a webhook endpoint',
+      description: 'With its pending deliveries and their history.',
+      tags: ['Webhooks'],
+      security: ADMIN_SECURITY,
+      params: ENDPOINT_PATH,
+      response: { 200: answerOf('AdminWebhookEndpointEnvelope', 'The endpoint removed'), ...adminFailures({ body: false, notFound: true }) },
+    },
+    handler: async (request) => success(endpointJson(await store.removeWebhookEndpoint(request.params.endpoint_id))),
+  });
+
+  for (const action of ['disable', 'enable'] as const) {
+    app.post<{ Params: { endpoint_id: string } }>(`/webhooks/:endpoint_id/${action}`, {
+      config: { adminAccess: 'token' },
+      schema: {
+        operationId: `${action}WebhookEndpoint`,
+        summary: action === 'disable' ? 'Stop sending to an endpoint' : 'Send to an endpoint again',
+        description:
+          action === 'disable'
+            ? 'No delivery is queued for it while disabled; pending ones wait.'
+            : 'For one disabled by hand or for failing: its pending deliveries resume, and its run of failures starts from zero.',
+        tags: ['Webhooks'],
+        security: ADMIN_SECURITY,
+        params: ENDPOINT_PATH,
+        response: { 200: answerOf('AdminWebhookEndpointEnvelope', 'The endpoint'), ...adminFailures({ body: false, notFound: true }) },
+      },
+      handler: async (request) => {
+        const id = request.params.endpoint_id;
+        return success(endpointJson(action === 'disable' ? await disableWebhookEndpoint(store, id, actorOf(request).actor) : await enableWebhookEndpoint(store, id)));
+      },
+    });
+  }
+
+  app.get<{ Params: { endpoint_id: string }; Querystring: { limit?: string } }>('/webhooks/:endpoint_id/deliveries', {
+    config: { adminAccess: 'token' },
+    schema: {
+      operationId: 'listWebhookDeliveries',
+      summary: 'The attempts to an endpoint, newest first',
+      description: 'Each attempt: when, the event, the status (null: no answer, see error), the latency and the first bytes of the answer.',
+      tags: ['Webhooks'],
+      security: ADMIN_SECURITY,
+      params: ENDPOINT_PATH,
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { limit: stringParameter(`At most this many, 1 to ${MAX_ATTEMPTS_LISTED} (default 50)`, '10') },
+      },
+      response: { 200: answerOf('AdminWebhookAttemptListEnvelope', 'The attempts'), ...adminFailures({ body: false, notFound: true }) },
+    },
+    handler: async (request) => success((await listWebhookAttempts(store, request.params.endpoint_id, attemptsLimit(request.query.limit))).map(attemptJson)),
+  });
+
+  app.post<{ Params: { event_id: string }; Body: { endpoint_id?: string } | undefined }>('/webhook-events/:event_id/redeliver', {
+    config: { adminAccess: 'token' },
+    schema: {
+      operationId: 'redeliverWebhookEvent',
+      summary: 'Send an event again',
+      description: 'With the same id, to the endpoints it went to (or the one named), due now.',
+      tags: ['Webhooks'],
+      security: ADMIN_SECURITY,
+      consumes: BODY_MEDIA_TYPES,
+      params: { type: 'object', required: ['event_id'], properties: { event_id: stringParameter('The event’s id, evt_...', 'evt_Vn2y9w0bH6mQ1xG3kL8sZA') } },
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { endpoint_id: stringParameter('Only to this endpoint', 'we_3kTqv9ZbW2aXcD4e5f6g') },
+      },
+      response: { 200: answerOf('AdminRedeliveryEnvelope', 'The endpoints the event is queued for'), ...adminFailures({ body: true, notFound: true }) },
+    },
+    handler: async (request) => {
+      const endpoints = await redeliverWebhookEvent(store, request.params.event_id, request.body?.endpoint_id ?? null);
+      return success({ event_id: request.params.event_id, endpoints });
+    },
+  });
+}

@@ -1,0 +1,241 @@
+// Webhooks' rows in PostgreSQL: the outbox written by a change's transaction, endpoints, deliveries claimed with
+// FOR UPDATE SKIP LOCKED under a lease, and attempts.
+import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../webhooks/events.ts';
+import { webhookEndpointNotFound, webhookEventNotFound } from '../../webhooks/webhook-errors.ts';
+import type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  NewWebhookEndpoint,
+  OutboxStats,
+  WebhookEndpoint,
+} from '../../webhooks/webhook-store.ts';
+import type { NewAuditEvent } from '../store.ts';
+import { failureReason } from '../../webhooks/retry-schedule.ts';
+import type { Query } from './audit-rows.ts';
+
+type Row = Record<string, unknown>;
+
+const ENDPOINT_COLUMNS = 'endpoint_id, url, description, event_types, created_at, disabled_at, disabled_reason, failing_since';
+const iso = (value: unknown) => (value instanceof Date ? value : new Date(String(value))).toISOString();
+const isoOrNull = (value: unknown) => (value === null || value === undefined ? null : iso(value));
+const orNull = (value: unknown) => (value === null || value === undefined ? null : String(value));
+
+function toEndpoint(row: Row): WebhookEndpoint {
+  return {
+    endpointId: String(row.endpoint_id),
+    url: String(row.url),
+    description: orNull(row.description),
+    eventTypes: row.event_types === null ? null : (row.event_types as string[]),
+    createdAt: iso(row.created_at),
+    disabledAt: isoOrNull(row.disabled_at),
+    disabledReason: orNull(row.disabled_reason),
+    failingSince: isoOrNull(row.failing_since),
+  };
+}
+
+function toAttempt(row: Row): DeliveryAttempt {
+  return {
+    attemptId: Number(row.attempt_id),
+    deliveryId: Number(row.delivery_id),
+    endpointId: String(row.endpoint_id),
+    eventId: String(row.event_id),
+    attemptedAt: iso(row.attempted_at),
+    status: row.status === null ? null : Number(row.status),
+    latencyMs: Number(row.latency_ms),
+    response: orNull(row.response),
+    error: orNull(row.error),
+  };
+}
+
+/** Delivers an event to every enabled endpoint subscribed to its type: `$1` the event id, `$2` its type, `$3` when. */
+export const FAN_OUT = `INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
+  SELECT $1, endpoint_id, $3, $3 FROM webhook_endpoints WHERE disabled_at IS NULL AND (event_types IS NULL OR $2 = ANY (event_types))`;
+
+async function objectAfter(query: Query, event: NewAuditEvent): Promise<EventObject> {
+  if (event.action === 'account.deleted') return deletedAccountObject(event);
+  if (event.action.startsWith('account.')) {
+    const [row] = await query('SELECT id, username, name, timezone, premium, created_at FROM accounts WHERE id = $1', [event.accountId]);
+    if (row === undefined) return null;
+    return {
+      user_id: Number(row.id),
+      username: String(row.username),
+      name: String(row.name),
+      timezone: String(row.timezone),
+      premium: row.premium === true,
+      created_at: iso(row.created_at),
+    };
+  }
+  const [row] = await query(
+    `SELECT k.key_id, a.username, k.label, k.display_prefix, k.scope, k.created_at, k.expires_at, k.revoked_at, k.rolled_into
+     FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1`,
+    [keyIdOf(event)],
+  );
+  if (row === undefined) return null;
+  return {
+    key_id: String(row.key_id),
+    username: String(row.username),
+    label: orNull(row.label),
+    prefix: String(row.display_prefix),
+    scope: String(row.scope),
+    created_at: iso(row.created_at),
+    expires_at: isoOrNull(row.expires_at),
+    revoked_at: isoOrNull(row.revoked_at),
+    rolled_into: orNull(row.rolled_into),
+  };
+}
+
+/** Must run in the transaction that makes the change (audit-rows.ts calls it beside the audit entry). */
+export async function insertWebhookEvent(query: Query, event: NewAuditEvent, occurredAt: Date): Promise<void> {
+  if (!isWebhookEventType(event.action)) return;
+  const eventId = newEventId();
+  const body = eventBody(eventId, event.action, occurredAt.toISOString(), await objectAfter(query, event), event.changes);
+  await query('INSERT INTO webhook_events (event_id, type, created_at, payload) VALUES ($1, $2, $3, $4)', [eventId, event.action, occurredAt, body]);
+  await query(FAN_OUT, [eventId, event.action, occurredAt]);
+}
+
+export async function deleteWebhookEventsBefore(query: Query, before: Date): Promise<void> {
+  await query(
+    `DELETE FROM webhook_events ev WHERE created_at < $1 AND NOT EXISTS
+       (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.event_id AND d.state = 'pending')`,
+    [before],
+  );
+}
+
+export async function insertEndpoint(query: Query, endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint> {
+  const [row] = await query(
+    `INSERT INTO webhook_endpoints (endpoint_id, url, description, event_types, secret, created_at) VALUES ($1, $2, $3, $4, $5, now())
+     RETURNING ${ENDPOINT_COLUMNS}`,
+    [endpoint.endpointId, endpoint.url, endpoint.description, endpoint.eventTypes, endpoint.secret],
+  );
+  return toEndpoint(row!);
+}
+
+export async function selectEndpoints(query: Query): Promise<WebhookEndpoint[]> {
+  return (await query(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, endpoint_id`)).map(toEndpoint);
+}
+
+export async function deleteEndpoint(query: Query, endpointId: string): Promise<WebhookEndpoint> {
+  const [row] = await query(`DELETE FROM webhook_endpoints WHERE endpoint_id = $1 RETURNING ${ENDPOINT_COLUMNS}`, [endpointId]);
+  if (row === undefined) throw webhookEndpointNotFound(endpointId);
+  await query('DELETE FROM webhook_attempts WHERE endpoint_id = $1', [endpointId]);
+  return toEndpoint(row);
+}
+
+export async function updateEndpointEnabled(query: Query, endpointId: string, enabled: boolean, reason: string | null): Promise<WebhookEndpoint> {
+  const [row] = enabled
+    ? await query(
+        `UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL WHERE endpoint_id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
+        [endpointId],
+      )
+    : await query(
+        `UPDATE webhook_endpoints SET disabled_at = coalesce(disabled_at, now()), disabled_reason = coalesce(disabled_reason, $2)
+         WHERE endpoint_id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
+        [endpointId, reason],
+      );
+  if (row === undefined) throw webhookEndpointNotFound(endpointId);
+  return toEndpoint(row);
+}
+
+/** One statement: rows another instance has locked are skipped, not waited for, and each row claimed is leased to `owner`. */
+export async function claimDeliveries(query: Query, owner: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedDelivery[]> {
+  const rows = await query(
+    `WITH due AS (
+       SELECT d.delivery_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.endpoint_id = d.endpoint_id
+       WHERE d.state = 'pending' AND d.next_attempt_at <= $3 AND (d.lease_until IS NULL OR d.lease_until <= $3) AND e.disabled_at IS NULL
+       ORDER BY d.next_attempt_at, d.delivery_id LIMIT $4
+       FOR UPDATE OF d SKIP LOCKED
+     )
+     UPDATE webhook_deliveries d SET lease_owner = $1, lease_until = $2
+     FROM due, webhook_events ev, webhook_endpoints e
+     WHERE d.delivery_id = due.delivery_id AND ev.event_id = d.event_id AND e.endpoint_id = d.endpoint_id
+     RETURNING d.delivery_id, d.event_id, d.endpoint_id, d.attempts, ev.payload, e.url, e.secret`,
+    [owner, leaseUntil, now, limit],
+  );
+  return rows.map((row) => ({
+    deliveryId: Number(row.delivery_id),
+    leaseOwner: owner,
+    eventId: String(row.event_id),
+    payload: String(row.payload),
+    endpointId: String(row.endpoint_id),
+    url: String(row.url),
+    secret: String(row.secret),
+    attempts: Number(row.attempts),
+  }));
+}
+
+export async function recordAttempt(query: Query, claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<{ disabled: boolean }> {
+  await query(
+    `INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_id, attempted_at, status, latency_ms, response, error)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = $1)`,
+    [claim.deliveryId, claim.endpointId, claim.eventId, outcome.attemptedAt, outcome.status, Math.round(outcome.latencyMs), outcome.response, outcome.error],
+  );
+  const state = outcome.succeeded ? 'succeeded' : outcome.nextAttemptAt === null ? 'failed' : 'pending';
+  await query(
+    `UPDATE webhook_deliveries SET state = $1, attempts = attempts + 1, next_attempt_at = coalesce($2, next_attempt_at), lease_owner = NULL, lease_until = NULL
+     WHERE delivery_id = $3 AND lease_owner = $4`,
+    [state, outcome.nextAttemptAt, claim.deliveryId, claim.leaseOwner],
+  );
+  if (outcome.succeeded) {
+    await query('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = $1', [claim.endpointId]);
+    return { disabled: false };
+  }
+  const [endpoint] = await query(
+    'UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, $1) WHERE endpoint_id = $2 RETURNING failing_since',
+    [outcome.attemptedAt, claim.endpointId],
+  );
+  if (endpoint === undefined) return { disabled: false };
+  const disabled = await query(
+    `UPDATE webhook_endpoints SET disabled_at = $1, disabled_reason = $2
+     WHERE endpoint_id = $3 AND disabled_at IS NULL AND failing_since <= $4 RETURNING endpoint_id`,
+    [outcome.attemptedAt, failureReason(iso(endpoint.failing_since), outcome), claim.endpointId, outcome.disableIfFailingSince],
+  );
+  return { disabled: disabled.length > 0 };
+}
+
+
+export async function releaseLeases(query: Query, owner: string): Promise<void> {
+  await query("UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1 AND state = 'pending'", [owner]);
+}
+
+export async function selectAttempts(query: Query, endpointId: string, limit: number): Promise<DeliveryAttempt[]> {
+  if ((await query('SELECT 1 FROM webhook_endpoints WHERE endpoint_id = $1', [endpointId])).length === 0) throw webhookEndpointNotFound(endpointId);
+  return (
+    await query(
+      `SELECT attempt_id, delivery_id, endpoint_id, event_id, attempted_at, status, latency_ms, response, error
+       FROM webhook_attempts WHERE endpoint_id = $1 ORDER BY attempt_id DESC LIMIT $2`,
+      [endpointId, limit],
+    )
+  ).map(toAttempt);
+}
+
+export async function queueRedelivery(query: Query, eventId: string, endpointId: string | null, now: Date): Promise<string[]> {
+  const [event] = await query('SELECT type FROM webhook_events WHERE event_id = $1', [eventId]);
+  if (event === undefined) throw webhookEventNotFound(eventId);
+  let targets: string[];
+  if (endpointId !== null) {
+    if ((await query('SELECT 1 FROM webhook_endpoints WHERE endpoint_id = $1', [endpointId])).length === 0) throw webhookEndpointNotFound(endpointId);
+    targets = [endpointId];
+  } else {
+    targets = (await query('SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE event_id = $1 ORDER BY endpoint_id', [eventId])).map((row) =>
+      String(row.endpoint_id),
+    );
+    if (targets.length === 0) {
+      targets = (await selectEndpoints(query))
+        .filter((endpoint) => endpoint.disabledAt === null && (endpoint.eventTypes === null || endpoint.eventTypes.includes(String(event.type))))
+        .map((endpoint) => endpoint.endpointId);
+    }
+  }
+  for (const target of targets) {
+    await query('INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at) VALUES ($1, $2, $3, $3)', [eventId, target, now]);
+  }
+  return targets;
+}
+
+export async function selectOutboxStats(query: Query): Promise<OutboxStats> {
+  const [row] = await query(
+    `SELECT count(*) AS pending, min(ev.created_at) AS oldest FROM webhook_deliveries d JOIN webhook_events ev ON ev.event_id = d.event_id
+     WHERE d.state = 'pending'`,
+  );
+  return { pending: Number(row!.pending), oldestPendingAt: isoOrNull(row!.oldest) };
+}

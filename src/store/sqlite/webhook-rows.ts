@@ -1,0 +1,265 @@
+// Webhooks' rows in SQLite: the outbox written inside a change's transaction, endpoints, leased deliveries and attempts.
+import type { StatementSync } from 'node:sqlite';
+import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../webhooks/events.ts';
+import { webhookEndpointNotFound, webhookEventNotFound } from '../../webhooks/webhook-errors.ts';
+import type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  NewWebhookEndpoint,
+  OutboxStats,
+  WebhookEndpoint,
+} from '../../webhooks/webhook-store.ts';
+import type { NewAuditEvent } from '../store.ts';
+import { failureReason } from '../../webhooks/retry-schedule.ts';
+
+type Row = Record<string, unknown>;
+type Prepare = (sql: string) => StatementSync;
+
+const ENDPOINT_COLUMNS = 'endpoint_id, url, description, event_types, created_at, disabled_at, disabled_reason, failing_since';
+const orNull = (value: unknown) => (value === null || value === undefined ? null : String(value));
+
+function toEndpoint(row: Row): WebhookEndpoint {
+  return {
+    endpointId: String(row.endpoint_id),
+    url: String(row.url),
+    description: orNull(row.description),
+    eventTypes: row.event_types === null ? null : (JSON.parse(String(row.event_types)) as string[]),
+    createdAt: String(row.created_at),
+    disabledAt: orNull(row.disabled_at),
+    disabledReason: orNull(row.disabled_reason),
+    failingSince: orNull(row.failing_since),
+  };
+}
+
+function toAttempt(row: Row): DeliveryAttempt {
+  return {
+    attemptId: Number(row.attempt_id),
+    deliveryId: Number(row.delivery_id),
+    endpointId: String(row.endpoint_id),
+    eventId: String(row.event_id),
+    attemptedAt: String(row.attempted_at),
+    status: row.status === null ? null : Number(row.status),
+    latencyMs: Number(row.latency_ms),
+    response: orNull(row.response),
+    error: orNull(row.error),
+  };
+}
+
+/** The account or key as the change left it, read inside the change's transaction. */
+function objectAfter(prepare: Prepare, event: NewAuditEvent): EventObject {
+  if (event.action === 'account.deleted') return deletedAccountObject(event);
+  if (event.action.startsWith('account.')) {
+    const row = prepare('SELECT id, username, name, timezone, premium, created_at FROM accounts WHERE id = ?').get(event.accountId) as Row | undefined;
+    if (row === undefined) return null;
+    return {
+      user_id: Number(row.id),
+      username: String(row.username),
+      name: String(row.name),
+      timezone: String(row.timezone),
+      premium: Number(row.premium) === 1,
+      created_at: String(row.created_at),
+    };
+  }
+  const row = prepare(
+    `SELECT k.key_id, a.username, k.label, k.display_prefix, k.scope, k.created_at, k.expires_at, k.revoked_at, k.rolled_into
+     FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`,
+  ).get(keyIdOf(event)) as Row | undefined;
+  if (row === undefined) return null;
+  return {
+    key_id: String(row.key_id),
+    username: String(row.username),
+    label: orNull(row.label),
+    prefix: String(row.display_prefix),
+    scope: String(row.scope),
+    created_at: String(row.created_at),
+    expires_at: orNull(row.expires_at),
+    revoked_at: orNull(row.revoked_at),
+    rolled_into: orNull(row.rolled_into),
+  };
+}
+
+/**
+ * Must run inside the transaction that makes the change (audit-rows.ts calls it beside the audit entry): the event and a
+ * delivery to every enabled endpoint subscribed to its type, committed with the change or not at all.
+ */
+export function insertWebhookEvent(prepare: Prepare, event: NewAuditEvent, occurredAt: string): void {
+  if (!isWebhookEventType(event.action)) return;
+  const eventId = newEventId();
+  prepare('INSERT INTO webhook_events (event_id, type, created_at, payload) VALUES (?, ?, ?, ?)').run(
+    eventId,
+    event.action,
+    occurredAt,
+    eventBody(eventId, event.action, occurredAt, objectAfter(prepare, event), event.changes),
+  );
+  prepare(
+    `INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
+     SELECT ?1, endpoint_id, ?2, ?2 FROM webhook_endpoints
+     WHERE disabled_at IS NULL AND (event_types IS NULL OR EXISTS (SELECT 1 FROM json_each(event_types) WHERE value = ?3))`,
+  ).run(eventId, occurredAt, event.action);
+}
+
+export function deleteWebhookEventsBefore(prepare: Prepare, before: Date): void {
+  // An event still being delivered is kept until its delivery ends, whatever its age.
+  prepare(
+    `DELETE FROM webhook_events WHERE created_at < ? AND NOT EXISTS
+       (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.event_id AND d.state = 'pending')`,
+  ).run(before.toISOString());
+}
+
+export function insertEndpoint(prepare: Prepare, endpoint: NewWebhookEndpoint, at = new Date()): WebhookEndpoint {
+  const row = prepare(
+    `INSERT INTO webhook_endpoints (endpoint_id, url, description, event_types, secret, created_at) VALUES (?, ?, ?, ?, ?, ?)
+     RETURNING ${ENDPOINT_COLUMNS}`,
+  ).get(
+    endpoint.endpointId,
+    endpoint.url,
+    endpoint.description,
+    endpoint.eventTypes === null ? null : JSON.stringify(endpoint.eventTypes),
+    endpoint.secret,
+    at.toISOString(),
+  );
+  return toEndpoint(row as Row);
+}
+
+export function selectEndpoints(prepare: Prepare): WebhookEndpoint[] {
+  return prepare(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, endpoint_id`)
+    .all()
+    .map((row) => toEndpoint(row as Row));
+}
+
+export function deleteEndpoint(prepare: Prepare, endpointId: string): WebhookEndpoint {
+  const row = prepare(`DELETE FROM webhook_endpoints WHERE endpoint_id = ? RETURNING ${ENDPOINT_COLUMNS}`).get(endpointId);
+  if (row === undefined) throw webhookEndpointNotFound(endpointId);
+  prepare('DELETE FROM webhook_attempts WHERE endpoint_id = ?').run(endpointId);
+  return toEndpoint(row as Row);
+}
+
+export function updateEndpointEnabled(prepare: Prepare, endpointId: string, enabled: boolean, reason: string | null, at = new Date()): WebhookEndpoint {
+  const row = enabled
+    ? prepare(
+        `UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL WHERE endpoint_id = ? RETURNING ${ENDPOINT_COLUMNS}`,
+      ).get(endpointId)
+    : prepare(
+        `UPDATE webhook_endpoints SET disabled_at = coalesce(disabled_at, ?), disabled_reason = coalesce(disabled_reason, ?)
+         WHERE endpoint_id = ? RETURNING ${ENDPOINT_COLUMNS}`,
+      ).get(at.toISOString(), reason, endpointId);
+  if (row === undefined) throw webhookEndpointNotFound(endpointId);
+  return toEndpoint(row as Row);
+}
+
+/**
+ * Whether any delivery is due and unleased: a read, which takes no lock, so an idle outbox costs every process one cheap
+ * query per poll instead of a write transaction that would queue behind (and hold up) the API's writes.
+ */
+export function anyDue(prepare: Prepare, now: Date): boolean {
+  return (
+    prepare(
+      `SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1`,
+    ).get(now.toISOString()) !== undefined
+  );
+}
+
+/** Inside a write transaction (BEGIN IMMEDIATE), so two processes claiming at once take turns and never share a row. */
+export function claimDeliveries(prepare: Prepare, owner: string, limit: number, now: Date, leaseUntil: Date): ClaimedDelivery[] {
+  const rows = prepare(
+    `UPDATE webhook_deliveries SET lease_owner = ?1, lease_until = ?2
+     WHERE delivery_id IN (
+       SELECT d.delivery_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.endpoint_id = d.endpoint_id
+       WHERE d.state = 'pending' AND d.next_attempt_at <= ?3 AND (d.lease_until IS NULL OR d.lease_until <= ?3) AND e.disabled_at IS NULL
+       ORDER BY d.next_attempt_at, d.delivery_id LIMIT ?4)
+     RETURNING delivery_id`,
+  ).all(owner, leaseUntil.toISOString(), now.toISOString(), limit);
+  const read = prepare(
+    `SELECT d.delivery_id, d.event_id, d.endpoint_id, d.attempts, ev.payload, e.url, e.secret
+     FROM webhook_deliveries d JOIN webhook_events ev ON ev.event_id = d.event_id JOIN webhook_endpoints e ON e.endpoint_id = d.endpoint_id
+     WHERE d.delivery_id = ?`,
+  );
+  return rows.map((claimed) => {
+    const row = read.get(Number(claimed.delivery_id)) as Row;
+    return {
+      deliveryId: Number(row.delivery_id),
+      leaseOwner: owner,
+      eventId: String(row.event_id),
+      payload: String(row.payload),
+      endpointId: String(row.endpoint_id),
+      url: String(row.url),
+      secret: String(row.secret),
+      attempts: Number(row.attempts),
+    };
+  });
+}
+
+/** Inside one transaction: the attempt, the delivery's new state (while the lease is still ours), the endpoint's run of failures. */
+export function recordAttempt(prepare: Prepare, claim: ClaimedDelivery, outcome: AttemptOutcome): { disabled: boolean } {
+  const at = outcome.attemptedAt.toISOString();
+  prepare(
+    `INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_id, attempted_at, status, latency_ms, response, error)
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = ?1)`,
+  ).run(claim.deliveryId, claim.endpointId, claim.eventId, at, outcome.status, Math.round(outcome.latencyMs), outcome.response, outcome.error);
+  const state = outcome.succeeded ? 'succeeded' : outcome.nextAttemptAt === null ? 'failed' : 'pending';
+  prepare(
+    `UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = coalesce(?, next_attempt_at), lease_owner = NULL, lease_until = NULL
+     WHERE delivery_id = ? AND lease_owner = ?`,
+  ).run(state, outcome.nextAttemptAt?.toISOString() ?? null, claim.deliveryId, claim.leaseOwner);
+  if (outcome.succeeded) {
+    prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = ?').run(claim.endpointId);
+    return { disabled: false };
+  }
+  prepare('UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE endpoint_id = ?').run(at, claim.endpointId);
+  const disabled = prepare(
+    `UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ?
+     WHERE endpoint_id = ? AND disabled_at IS NULL AND failing_since <= ? RETURNING endpoint_id`,
+  ).get(at, disabledReason(outcome, prepare, claim.endpointId), claim.endpointId, outcome.disableIfFailingSince.toISOString());
+  return { disabled: disabled !== undefined };
+}
+
+function disabledReason(outcome: AttemptOutcome, prepare: Prepare, endpointId: string): string {
+  const since = (prepare('SELECT failing_since FROM webhook_endpoints WHERE endpoint_id = ?').get(endpointId) as Row | undefined)?.failing_since;
+  return failureReason(String(since), outcome);
+}
+
+
+export function releaseLeases(prepare: Prepare, owner: string): void {
+  prepare("UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ? AND state = 'pending'").run(owner);
+}
+
+export function selectAttempts(prepare: Prepare, endpointId: string, limit: number): DeliveryAttempt[] {
+  if (prepare('SELECT 1 FROM webhook_endpoints WHERE endpoint_id = ?').get(endpointId) === undefined) throw webhookEndpointNotFound(endpointId);
+  return prepare(
+    `SELECT attempt_id, delivery_id, endpoint_id, event_id, attempted_at, status, latency_ms, response, error
+     FROM webhook_attempts WHERE endpoint_id = ? ORDER BY attempt_id DESC LIMIT ?`,
+  )
+    .all(endpointId, limit)
+    .map((row) => toAttempt(row as Row));
+}
+
+export function queueRedelivery(prepare: Prepare, eventId: string, endpointId: string | null, now: Date): string[] {
+  const event = prepare('SELECT type FROM webhook_events WHERE event_id = ?').get(eventId) as Row | undefined;
+  if (event === undefined) throw webhookEventNotFound(eventId);
+  let targets: string[];
+  if (endpointId !== null) {
+    if (prepare('SELECT 1 FROM webhook_endpoints WHERE endpoint_id = ?').get(endpointId) === undefined) throw webhookEndpointNotFound(endpointId);
+    targets = [endpointId];
+  } else {
+    targets = prepare('SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE event_id = ? ORDER BY endpoint_id')
+      .all(eventId)
+      .map((row) => String(row.endpoint_id));
+    if (targets.length === 0) {
+      targets = selectEndpoints(prepare)
+        .filter((endpoint) => endpoint.disabledAt === null && (endpoint.eventTypes === null || endpoint.eventTypes.includes(String(event.type))))
+        .map((endpoint) => endpoint.endpointId);
+    }
+  }
+  const insert = prepare('INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at) VALUES (?1, ?2, ?3, ?3)');
+  for (const target of targets) insert.run(eventId, target, now.toISOString());
+  return targets;
+}
+
+export function selectOutboxStats(prepare: Prepare): OutboxStats {
+  const row = prepare(
+    `SELECT count(*) AS pending, min(ev.created_at) AS oldest FROM webhook_deliveries d JOIN webhook_events ev ON ev.event_id = d.event_id
+     WHERE d.state = 'pending'`,
+  ).get() as Row;
+  return { pending: Number(row.pending), oldestPendingAt: orNull(row.oldest) };
+}

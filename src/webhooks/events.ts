@@ -1,0 +1,71 @@
+// The events webhooks send: one per audited change to an account or a key, as the JSON body {id, type, created_at, data}.
+import { randomBytes } from 'node:crypto';
+import { AUDIT_ACTIONS, type AuditAction, type AuditChanges, type NewAuditEvent } from '../store/store.ts';
+
+/**
+ * Every audit action but admin_token.*: admin tokens are the operator's own, and telling a receiver when one was made
+ * or revoked helps nobody who is not already on the server.
+ */
+export const WEBHOOK_EVENT_TYPES = AUDIT_ACTIONS.filter((action) => !action.startsWith('admin_token.')) as readonly WebhookEventType[];
+
+export type WebhookEventType = Exclude<AuditAction, `admin_token.${string}`>;
+
+export function isWebhookEventType(type: string): type is WebhookEventType {
+  return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
+}
+
+/** `evt_` and 22 random characters: the Standard Webhooks message id, the same on every attempt, for deduplication. */
+export function newEventId(): string {
+  return `evt_${randomBytes(16).toString('base64url')}`;
+}
+
+/** Account fields as the API shows them. */
+export interface AccountObject {
+  readonly user_id: number;
+  readonly username: string;
+  readonly name: string;
+  readonly timezone: string;
+  readonly premium: boolean;
+  readonly created_at: string | null;
+}
+
+/** A key as `keys list` shows it, never the key nor its hash. */
+export interface KeyObject {
+  readonly key_id: string;
+  readonly username: string;
+  readonly label: string | null;
+  readonly prefix: string;
+  readonly scope: string;
+  readonly created_at: string;
+  readonly expires_at: string | null;
+  readonly revoked_at: string | null;
+  readonly rolled_into: string | null;
+}
+
+/** The account or key after the change (for account.deleted, as it was when deleted; null if it is gone). */
+export type EventObject = AccountObject | KeyObject | null;
+
+/** Which key an audited key change is about: the rolled key for key.rolled, else the key named. */
+export function keyIdOf(event: NewAuditEvent): string | null {
+  const keyId = event.changes.key_id;
+  if (keyId === undefined) return null;
+  return String(event.action === 'key.rolled' ? keyId.old : keyId.new);
+}
+
+/** account.deleted's object: what the entry says the account was (the row is gone). */
+export function deletedAccountObject(event: NewAuditEvent): AccountObject {
+  const old = (field: string) => event.changes[field]?.old;
+  return {
+    user_id: event.accountId ?? 0,
+    username: String(old('username') ?? event.username),
+    name: String(old('name') ?? ''),
+    timezone: String(old('timezone') ?? ''),
+    premium: old('premium') === true,
+    created_at: null,
+  };
+}
+
+/** The body sent, as text: written once with the change, so every attempt signs and sends the same bytes. */
+export function eventBody(id: string, type: WebhookEventType, createdAt: string, object: EventObject, changes: AuditChanges): string {
+  return JSON.stringify({ id, type, created_at: createdAt, data: { object, changes } });
+}

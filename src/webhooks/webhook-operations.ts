@@ -1,0 +1,82 @@
+// What an operator does with webhooks, the same from the CLI and (later) the admin API: add, list, remove, disable, enable,
+// read the attempts, send an event again.
+import { randomBytes } from 'node:crypto';
+import { DomainError } from '../domain/errors.ts';
+import type { Store } from '../store/store.ts';
+import { checkedAddress, parseWebhookUrl } from './address-check.ts';
+import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from './events.ts';
+import { sealSecret } from './secret-sealing.ts';
+import { newSigningSecret } from './signature.ts';
+import { invalidWebhookEvents, invalidWebhookUrl } from './webhook-errors.ts';
+import type { DeliveryAttempt, WebhookEndpoint } from './webhook-store.ts';
+
+export interface NewEndpointRequest {
+  readonly url: string;
+  /** Comma-separated event types; undefined or empty: every type. */
+  readonly events?: string | undefined;
+  readonly description?: string | undefined;
+}
+
+const MAX_URL_LENGTH = 2000;
+const MAX_DESCRIPTION_LENGTH = 200;
+export const MAX_ATTEMPTS_LISTED = 1000;
+
+function parseEvents(text: string | undefined): string[] | null {
+  if (text === undefined || text.trim() === '') return null;
+  const types = [...new Set(text.split(',').map((part) => part.trim()).filter((part) => part !== ''))];
+  const unknown = types.filter((type) => !isWebhookEventType(type));
+  if (unknown.length > 0) {
+    throw invalidWebhookEvents(`Unknown event type ${unknown.map((type) => `'${type}'`).join(', ')}; the types are ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
+  }
+  return types;
+}
+
+/**
+ * Checks the URL (http(s), and unless `allowPrivate` a public address now) and stores the endpoint with a new signing secret,
+ * which is returned this once: nothing shows it again.
+ */
+export async function addWebhookEndpoint(
+  store: Store,
+  request: NewEndpointRequest,
+  settings: { readonly allowPrivate: boolean; readonly secretsKey: Buffer | null },
+): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const { allowPrivate } = settings;
+  if (request.url.length > MAX_URL_LENGTH) throw invalidWebhookUrl(`A webhook URL has at most ${MAX_URL_LENGTH} characters.`);
+  const url = parseWebhookUrl(request.url);
+  const eventTypes = parseEvents(request.events);
+  const description = request.description?.trim() || null;
+  if (description !== null && description.length > MAX_DESCRIPTION_LENGTH) {
+    throw new DomainError('invalid', 'invalid_description', `A description has at most ${MAX_DESCRIPTION_LENGTH} characters.`, {
+      field: 'description',
+    });
+  }
+  // Last: the one check that asks the network.
+  await checkedAddress(url, allowPrivate);
+  const secret = newSigningSecret();
+  const endpoint = await store.createWebhookEndpoint({
+    endpointId: `we_${randomBytes(12).toString('base64url')}`,
+    url: url.href,
+    description,
+    eventTypes,
+    secret: sealSecret(secret, settings.secretsKey),
+  });
+  return { endpoint, secret };
+}
+
+export function disableWebhookEndpoint(store: Store, endpointId: string, by: string): Promise<WebhookEndpoint> {
+  return store.setWebhookEndpointEnabled(endpointId, false, `disabled by ${by}`);
+}
+
+/** Its pending deliveries resume at once, and the run of failures starts again from zero. */
+export function enableWebhookEndpoint(store: Store, endpointId: string): Promise<WebhookEndpoint> {
+  return store.setWebhookEndpointEnabled(endpointId, true);
+}
+
+export function listWebhookAttempts(store: Store, endpointId: string, limit = 50): Promise<DeliveryAttempt[]> {
+  return store.listWebhookAttempts(endpointId, Math.max(1, Math.min(limit, MAX_ATTEMPTS_LISTED)));
+}
+
+/** The event again, with the same id (receivers deduplicate by it), due now; resolves with the endpoints it is queued for. */
+export function redeliverWebhookEvent(store: Store, eventId: string, endpointId: string | null): Promise<string[]> {
+  return store.redeliverWebhookEvent(eventId, endpointId, new Date());
+}

@@ -1,0 +1,49 @@
+// The admin API's webhooks: register (secret shown once), list, disable, enable, attempts, redeliver, remove; deliveries verified
+// by standardwebhooks.
+import assert from 'node:assert/strict';
+import { AdminClient } from '../../../client/src/index.ts';
+import { startReceiver, type Receiver } from '../../support/webhook-receiver.ts';
+import { expectData, onEveryEngine } from './admin-support.ts';
+
+onEveryEngine(
+  'admin webhooks: happy',
+  ({ suite: { test, before, after }, admin }) => {
+    let receiver: Receiver;
+    before(async () => {
+      receiver = await startReceiver();
+    });
+    after(async () => receiver.stop());
+
+    test('an endpoint registered over the admin API gets signed events; its attempts are listed and an event can be sent again', async () => {
+      const added = expectData(await admin().call('POST', '/webhooks', { form: { url: receiver.url, events: 'account.created', description: 'admin' } }), 201);
+      assert.match(added.secret, /^whsec_/);
+      assert.deepEqual(added.events, ['account.created']);
+      receiver.setSecret(added.secret);
+      expectData(await admin().call('POST', '/accounts', { form: { username: 'alice' } }), 201);
+      await receiver.waitFor('account.created of alice', (received) => received.some((r) => r.event.data.object?.username === 'alice'));
+      assert.deepEqual(receiver.rejected, []);
+      const listed = expectData(await admin().call('GET', '/webhooks'));
+      assert.equal(listed.length, 1);
+      assert.equal('secret' in listed[0], false, 'the secret is shown once');
+      const [attempt] = expectData(await admin().call('GET', `/webhooks/${added.endpoint_id}/deliveries?limit=5`));
+      assert.equal(attempt.status, 204);
+      const eventId = receiver.received[0]!.event.id;
+      assert.equal(attempt.event_id, eventId);
+      assert.deepEqual(expectData(await admin().call('POST', `/webhook-events/${eventId}/redeliver`, { form: {} })), { event_id: eventId, endpoints: [added.endpoint_id] });
+      await receiver.waitFor('the redelivery', (received) => received.filter((r) => r.event.id === eventId).length === 2);
+    });
+
+    test('the typed AdminClient disables, enables and removes an endpoint', async () => {
+      const client = new AdminClient({ baseUrl: admin().admin.replace(/\/admin\/v0$/, ''), token: admin().token });
+      const endpoint = await client.addWebhookEndpoint({ url: receiver.url });
+      const disabled = await client.disableWebhookEndpoint(endpoint.endpoint_id);
+      assert.equal(disabled.enabled, false);
+      assert.match(disabled.disabled_reason!, /^disabled by admin:/);
+      assert.equal((await client.enableWebhookEndpoint(endpoint.endpoint_id)).enabled, true);
+      assert.deepEqual(await client.listWebhookDeliveries(endpoint.endpoint_id), []);
+      await client.removeWebhookEndpoint(endpoint.endpoint_id);
+      assert.equal((await client.listWebhookEndpoints()).some((e) => e.endpoint_id === endpoint.endpoint_id), false);
+    });
+  },
+  { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_INTERVAL_MS: '100' },
+);

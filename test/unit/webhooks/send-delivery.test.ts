@@ -1,0 +1,60 @@
+// One attempt: to the address checked (never a second resolution), no redirect followed, a private address refused.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import { sendDelivery } from '../../../src/webhooks/send-delivery.ts';
+import { newSigningSecret } from '../../../src/webhooks/signature.ts';
+
+let port = 0;
+const hosts: string[] = [];
+const server = createServer((request, response) => {
+  hosts.push(String(request.headers.host));
+  if (request.url === '/moved') response.writeHead(302, { location: 'http://169.254.169.254/' }).end();
+  else response.writeHead(200).end('x'.repeat(1000));
+});
+
+before(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+after(() => server.close());
+
+const base = { secret: newSigningSecret(), eventId: 'evt_1', body: '{}', userAgent: 'test' };
+
+test('connects to the address the check resolved, sending the name as Host', async () => {
+  const result = await sendDelivery({ ...base, url: `http://hooks.example:${port}/ok`, allowPrivate: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+  assert.equal(result.succeeded, true, result.error ?? '');
+  assert.equal(hosts.at(-1), `hooks.example:${port}`);
+  assert.equal(result.response!.length, 256, 'only the first bytes of the answer are kept');
+});
+
+test('a redirect is a failure, not followed', async () => {
+  const before = hosts.length;
+  const result = await sendDelivery({ ...base, url: `http://127.0.0.1:${port}/moved`, allowPrivate: true });
+  assert.equal(result.succeeded, false);
+  assert.equal(result.status, 302);
+  assert.equal(hosts.length, before + 1, 'one request, no second one to the Location');
+});
+
+test('a name resolving to a private address is refused at delivery time without connecting', async () => {
+  const before = hosts.length;
+  const result = await sendDelivery({ ...base, url: `http://rebound.example:${port}/ok`, allowPrivate: false, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+  assert.equal(result.succeeded, false);
+  assert.equal(result.status, null);
+  assert.match(result.error!, /private, loopback or link-local/);
+  assert.equal(hosts.length, before);
+});
+
+test('no answer within the timeout is a failure saying so', async () => {
+  const silent = createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  try {
+    const result = await sendDelivery({ ...base, url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, allowPrivate: true, timeoutMs: 200 });
+    assert.equal(result.succeeded, false);
+    assert.match(result.error!, /no answer within/);
+  } finally {
+    silent.closeAllConnections();
+    silent.close();
+  }
+});
