@@ -1,6 +1,7 @@
 // `account-api keys ...`: issue a key (shown once), roll it into a successor, list an account's keys, revoke one by its id.
 import { createKey, DEFAULT_OVERLAP, listKeys, MAX_ACTIVE_KEYS, revokeKey, rollKey } from '../operations/keys.ts';
 import type { ApiKeyRecord, AuditActor, Store } from '../store/store.ts';
+import { keyJson as keyRecordJson } from '../operations/representations.ts';
 import { printJson, printLine, printTable, UsageError, type CliContext } from './cli-context.ts';
 import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
 
@@ -59,20 +60,10 @@ function stateOf(key: ApiKeyRecord, now = Date.now()): string {
   return 'active';
 }
 
+/** As the admin API shows a key, with its state as of now (the CLI's lists are read by people). */
 function keyJson(key: ApiKeyRecord) {
-  return {
-    key_id: key.keyId,
-    username: key.username,
-    label: key.label,
-    prefix: key.displayPrefix,
-    scope: key.scope,
-    state: stateOf(key),
-    created_at: key.createdAt,
-    expires_at: key.expiresAt,
-    last_used_at: key.lastUsedAt,
-    revoked_at: key.revokedAt,
-    rolled_into: key.rolledInto,
-  };
+  const { key_id, username, label, prefix, scope, ...rest } = keyRecordJson(key);
+  return { key_id, username, label, prefix, scope, state: stateOf(key), ...rest };
 }
 
 function checkKeyIdArgument(keyId: string): void {

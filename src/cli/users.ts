@@ -3,6 +3,7 @@ import { loadTimezoneCatalog } from '../domain/timezones.ts';
 import { createAccount, deleteAccount, findAccount, listAccounts, setPremium } from '../operations/accounts.ts';
 import { listKeys } from '../operations/keys.ts';
 import type { Account, AuditActor, Store } from '../store/store.ts';
+import { accountJson } from '../operations/representations.ts';
 import { printJson, printLine, printTable, UsageError, type CliContext } from './cli-context.ts';
 import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
 
@@ -53,16 +54,6 @@ export const USERS: CommandGroup = {
   ],
 };
 
-function accountJson(account: Account) {
-  return {
-    user_id: account.id,
-    username: account.username,
-    name: account.name,
-    timezone: account.timezone,
-    premium: account.premium,
-    created_at: account.createdAt,
-  };
-}
 
 function describe(account: Account): string {
   return `${account.username} (user_id ${account.id}, ${account.premium ? 'Premium' : 'not Premium'}, name ${JSON.stringify(account.name)}, timezone ${account.timezone})`;

@@ -9,7 +9,7 @@ import type { Store } from '../../store/store.ts';
 import { actorOf } from '../admin-actor.ts';
 import { ADMIN_SECURITY, adminFailures, answerOf, BODY_MEDIA_TYPES, PREMIUM_PARAMETER, stringParameter } from '../admin-schemas.ts';
 import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';
-import { accountJson } from '../representations.ts';
+import { accountJson } from '../../operations/representations.ts';
 
 export interface AccountRoutesOptions {
   readonly store: Store;

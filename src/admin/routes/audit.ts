@@ -5,7 +5,7 @@ import { success } from '../../http/envelope.ts';
 import type { Store } from '../../store/store.ts';
 import { ADMIN_SECURITY, adminFailures, answerOf, stringParameter } from '../admin-schemas.ts';
 import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';
-import { auditJson } from '../representations.ts';
+import { auditJson } from '../../operations/representations.ts';
 
 /** A date, or a date and time with its zone: no guessing at the server's. */
 const INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;

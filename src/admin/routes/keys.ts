@@ -6,7 +6,7 @@ import { createKey, listKeys, revokeKey, rollKey } from '../../operations/keys.t
 import type { Store } from '../../store/store.ts';
 import { actorOf } from '../admin-actor.ts';
 import { ADMIN_SECURITY, adminFailures, answerOf, BODY_MEDIA_TYPES, stringParameter } from '../admin-schemas.ts';
-import { keyJson } from '../representations.ts';
+import { keyJson } from '../../operations/representations.ts';
 
 export interface KeyRoutesOptions {
   readonly store: Store;

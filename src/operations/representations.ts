@@ -1,4 +1,4 @@
-// How the admin API shows accounts, keys and audit entries: snake_case, never a secret.
+// How accounts, keys and audit entries are shown, by the admin API and by the CLI's --json alike: snake_case, never a secret.
 import type { Account, ApiKeyRecord, AuditEvent } from '../store/store.ts';
 
 export function accountJson(account: Account) {
