@@ -40,6 +40,8 @@ class OneLinePerRequest extends LogController {
 
 /** How long a line may wait in memory for others to share its write. */
 const WRITE_DELAY_MS = 10;
+/** The most a write to a pipe may hold and still be atomic (Linux); a write of whole lines up to it never interleaves. */
+const PIPE_BUF = 4096;
 
 /** Fastify's logging options, and how to write out what the logger still holds. */
 export interface Logging extends Pick<FastifyServerOptions, 'loggerInstance' | 'logController' | 'childLoggerFactory'> {
@@ -49,22 +51,32 @@ export interface Logging extends Pick<FastifyServerOptions, 'loggerInstance' | '
 
 /**
  * JSON lines on stdout, credentials redacted wherever a header object is logged, written in batches: a line is put in memory and
- * the request goes on; the lines leave together, in one write, once nearly 4 KB have gathered or WRITE_DELAY_MS after the first.
- * The writes themselves are synchronous, on the event loop: an asynchronous write (libuv's thread pool) still in flight when the
- * process exits could be lost or overtaken by the final flush, and flushing on exit must write every line, in order. What a
- * kill -9 can lose is what was in memory at that instant: at most WRITE_DELAY_MS of lines (docs/operations.md, Logs).
- * Measured at LOG_LEVEL=info (GET /user, wrk -c64, CPU per answer against 20-22 us with no lines, on a busy machine): a
- * synchronous write per line 27.0-27.7 us, an asynchronous one 25.1-26.0, these batches 26.9; most of a line's cost is building
- * it, hence the answer line's own writer (answerLineWriter).
+ * the request goes on; the lines leave together, in one write, once the next would not fit in PIPE_BUF or WRITE_DELAY_MS after
+ * the first. The writes themselves are synchronous, on the event loop: an asynchronous write (libuv's thread pool) still in
+ * flight when the process exits could be lost or overtaken by the final flush, and flushing on exit must write every line, in
+ * order. What a kill -9 can lose is what was in memory at that instant: at most WRITE_DELAY_MS of lines (docs/operations.md).
+ * Measured on GET /user (wrk -c64, CPU per answer, defaults against LOG_LEVEL=warn on a quiet machine): SonicBoom's own
+ * buffer 29-30.6 us against 22-22.7; these batches 27.2-28.0 against 23.5-24.1.
  */
 export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
-  // Synchronous writes of at most PIPE_BUF (4096 bytes on Linux), made of whole lines: such a write to a pipe is atomic, so the
-  // lines of several workers sharing one stdout never interleave mid-line. Lines wait in memory for WRITE_DELAY_MS, or until
-  // nearly 4 KB have gathered, and leave together.
-  const buffer = pino.destination({ dest: fd, sync: true, minLength: 3500, maxWrite: 4096 });
+  // Synchronous writes of at most PIPE_BUF, made of whole lines: such a write to a pipe is atomic, so the lines of several
+  // workers sharing one stdout never interleave mid-line. Lines wait in memory for WRITE_DELAY_MS, or until the next would
+  // not fit in PIPE_BUF, and leave together.
+  // SonicBoom only writes: given a whole chunk, synchronously, retrying what a full pipe refuses (EAGAIN). The lines are
+  // gathered here, as an array: SonicBoom's own buffer appends to one string and measures it again on every line, which
+  // costs more than the line itself once a few kilobytes wait.
+  const out = pino.destination({ dest: fd, sync: true });
+  let lines: string[] = [];
+  let bytes = 0;
+  const writeChunk = () => {
+    const chunk = lines.length === 1 ? lines[0]! : lines.join('');
+    lines = [];
+    bytes = 0;
+    out.write(chunk);
+  };
   const flush = () => {
     try {
-      buffer.flushSync();
+      if (lines.length > 0) writeChunk();
     } catch {
       // The stream is already closed, or the reader has gone: nothing more can be saved.
     }
@@ -76,7 +88,10 @@ export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
   };
   const destination = {
     write(line: string): boolean {
-      buffer.write(line);
+      const size = Buffer.byteLength(line);
+      if (bytes + size > PIPE_BUF && lines.length > 0) writeChunk();
+      lines.push(line);
+      bytes += size;
       // Not unref'd: a process with nothing else left to do still writes its last lines before it ends (10 ms later at most).
       if (pending === null) pending = setTimeout(writeOut, WRITE_DELAY_MS);
       return true;

@@ -1,0 +1,65 @@
+// Two instances over one PostgreSQL database: a roll, an expiry and a revocation made through either one's admin API are
+// seen by both on their very next request, as the CLI's are (test/e2e/key-lifecycle.test.ts).
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { call, type CallResult } from '../../support/http.ts';
+import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../../support/postgres.ts';
+import { requiring } from '../../support/requiring.ts';
+import { createWorkspace, startServer, type ServerProcess, type Workspace } from '../../support/server-process.ts';
+import { adminUrlOf, bearer, expectData, expectFailure, makeAdminToken } from './admin-support.ts';
+
+const { describe, test, before, after } = requiring(await postgresSkipReason());
+
+describe('two instances over PostgreSQL: key changes through either admin API', () => {
+  let database: TestDatabase;
+  let workspace: Workspace;
+  let servers: ServerProcess[] = [];
+  let token: string;
+
+  const adminCall = (instance: number, method: string, path: string, form?: Record<string, string>) =>
+    call(method, `${adminUrlOf(servers[instance]!)}${path}`, { auth: bearer(token), ...(form === undefined ? {} : { form }) });
+  /** GET /user with the key on each instance, in turn. */
+  const onBoth = async (key: string): Promise<CallResult[]> => {
+    const results: CallResult[] = [];
+    for (const server of servers) results.push(await call('GET', `${server.api}/user`, { auth: { username: 'shared', key } }));
+    return results;
+  };
+
+  before(async () => {
+    database = await createTestDatabase();
+    workspace = createWorkspace({ DATABASE_URL: database.url, ADMIN_PORT: '0' });
+    token = await makeAdminToken(workspace);
+    servers = await Promise.all([startServer(workspace), startServer(workspace)]);
+    expectData(await adminCall(0, 'POST', '/accounts', { username: 'shared', name: 'Shared', premium: 'true' }), 201);
+  });
+
+  after(async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+    workspace?.cleanup();
+    await database?.drop();
+  });
+
+  test('a key rolled with overlap 0 through instance 1 is refused by both; its successor works on both', async () => {
+    const old = expectData(await adminCall(0, 'POST', '/accounts/shared/keys', { label: 'ci' }), 201);
+    for (const result of await onBoth(old.key)) assert.equal(result.status, 200, result.text);
+    const rolled = expectData(await adminCall(0, 'POST', `/keys/${old.key_id}/roll`, { overlap: '0' }));
+    for (const result of await onBoth(old.key)) expectFailure(result, 401, 'key_expired');
+    for (const result of await onBoth(rolled.key)) assert.equal(result.status, 200, result.text);
+  });
+
+  test('a key revoked through instance 2 is refused by both on their next request', async () => {
+    const issued = expectData(await adminCall(0, 'POST', '/accounts/shared/keys', { label: 'to revoke' }), 201);
+    for (const result of await onBoth(issued.key)) assert.equal(result.status, 200, result.text);
+    expectData(await adminCall(1, 'DELETE', `/keys/${issued.key_id}`));
+    for (const result of await onBoth(issued.key)) expectFailure(result, 401, 'key_revoked');
+  });
+
+  test('a key issued through instance 2 with an expiry is refused by both once it has passed', async () => {
+    // Far enough ahead for two answers on a loaded machine, then waited out.
+    const expiresAt = new Date(Date.now() + 4000);
+    const issued = expectData(await adminCall(1, 'POST', '/accounts/shared/keys', { expires_at: expiresAt.toISOString() }), 201);
+    for (const result of await onBoth(issued.key)) assert.equal(result.status, 200, result.text);
+    await sleep(Math.max(0, expiresAt.getTime() - Date.now()) + 100);
+    for (const result of await onBoth(issued.key)) expectFailure(result, 401, 'key_expired');
+  });
+});
