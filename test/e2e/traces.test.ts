@@ -10,6 +10,8 @@ import { after, before, test } from 'node:test';
 import { basic, call } from '../support/http.ts';
 import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 import { linesOfRequest } from '../support/signals.ts';
+import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
+import { requiring } from '../support/requiring.ts';
 
 /** A span as the OTLP/HTTP JSON encoding sends it (ids in hex), with its resource's service name. */
 interface ReceivedSpan {
@@ -22,6 +24,13 @@ interface ReceivedSpan {
   readonly status?: { code?: number };
   readonly service: unknown;
 }
+
+const {
+  describe: describePostgres,
+  test: testPostgres,
+  before: beforePostgres,
+  after: afterPostgres,
+} = requiring(await postgresSkipReason());
 
 const SPAN_KIND_SERVER = 2;
 const SPAN_KIND_CLIENT = 3;
@@ -211,4 +220,47 @@ process.on('exit', () => process.stderr.write('opentelemetry modules: ' + JSON.s
   } finally {
     untraced.cleanup();
   }
+});
+
+describePostgres('over PostgreSQL', () => {
+  let database: TestDatabase;
+  let pgWorkspace: Workspace;
+  let pgServer: ServerProcess;
+  let bob: Account;
+
+  beforePostgres(async () => {
+    database = await createTestDatabase();
+    pgWorkspace = createWorkspace({ DATABASE_URL: database.url, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' });
+    bob = await createAccount(pgWorkspace, 'bob');
+    pgServer = await startServer(pgWorkspace);
+  });
+
+  afterPostgres(async () => {
+    await pgServer?.stop();
+    pgWorkspace?.cleanup();
+    await database?.drop();
+  });
+
+  testPostgres("store calls over the network are children of the request's span too, named for postgresql", async () => {
+    const traceId = randomHex(16);
+    const callerSpanId = randomHex(8);
+    const result = await call('POST', `${pgServer.api}/settings`, {
+      auth: bob,
+      form: { timezone: 'Europe/Paris' },
+      headers: { traceparent: `00-${traceId}-${callerSpanId}-01` },
+    });
+    assert.equal(result.status, 200, result.text);
+    const spans = await spansOf(
+      traceId,
+      (found) => found.some((span) => span.kind === SPAN_KIND_SERVER) && found.some((span) => span.name === 'store.updateTimezone'),
+    );
+    const request = spans.find((span) => span.kind === SPAN_KIND_SERVER)!;
+    assert.equal(request.parentSpanId, callerSpanId, "the server span is not a child of the caller's span");
+    for (const name of ['store.findCredential', 'store.updateTimezone']) {
+      const span = spans.find((each) => each.name === name);
+      assert.ok(span !== undefined, `no ${name} span: ${spans.map((each) => each.name).join(', ')}`);
+      assert.equal(span.parentSpanId, request.spanId, `${name} is not a child of the request's span`);
+      assert.equal(span.attributes['db.system.name'], 'postgresql');
+    }
+  });
 });
