@@ -44,10 +44,11 @@ export interface AppDependencies {
 }
 
 /**
- * A hop count trusts the nearest N hops whoever they are (Fastify itself now refuses to read a bare number, because a client
- * that reaches the server directly can then choose its address); operators who give one are told so in docs/operations.md (Trusted proxies).
+ * Fastify's trustProxy for the operator's TRUST_PROXY, on every port. A hop count trusts the nearest N hops whoever they are
+ * (Fastify itself now refuses to read a bare number, because a client that reaches the server directly can then choose its
+ * address); operators who give one are told so in docs/operations.md (Trusted proxies).
  */
-function fastifyTrustProxy(trusted: TrustedProxies): false | string[] | ((address: string, hop: number) => boolean) {
+export function fastifyTrustProxy(trusted: TrustedProxies): false | string[] | ((address: string, hop: number) => boolean) {
   if (typeof trusted === 'number') return (_address, hop) => hop < trusted;
   return trusted === false ? false : [...trusted];
 }

@@ -7,6 +7,7 @@ import { answerClientErrors } from '../http/client-errors.ts';
 import { connectionOptions } from '../http/connection-limits.ts';
 import { failureResponses, sendFailure } from '../http/failure-responses.ts';
 import type { Metrics } from '../http/metrics.ts';
+import { fastifyTrustProxy } from '../app.ts';
 import { recordAnswer } from '../http/answer-records.ts';
 import { factsOf, pipeline, type AuthenticationStep } from '../http/pipeline.ts';
 import { rateLimits } from '../http/rate-limits.ts';
@@ -48,7 +49,7 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
     genReqId: (request) => requestIdFor(request.headers['x-request-id']),
     bodyLimit: config.bodyLimitBytes,
     // The admin port is reached directly (loopback by default): X-Forwarded-For is believed only from the same proxies.
-    trustProxy: config.trustProxy === false ? false : typeof config.trustProxy === 'number' ? (_address, hop) => hop < (config.trustProxy as number) : [...config.trustProxy],
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true },
     // allowUnionTypes: premium is a boolean in JSON and a string in a form.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, allowUnionTypes: true } },

@@ -54,6 +54,17 @@ export const KEY_EXPIRES_HEADER = 'API-Key-Expires';
 const DECOY_HASH = hashKey('aapi_live_decoy');
 const TOUCH_MEMORY_LIMIT = 10_000;
 
+/** What the route asks of an authenticated caller: Premium, and a write key for anything but a read. */
+function checkAccess(request: FastifyRequest, access: Access): void {
+  if (access === 'premium' && !request.caller!.premium) {
+    throw new HttpError(403, 'premium_required', 'This endpoint needs a Premium account; this account does not have Premium.');
+  }
+  // A read key reads: anything but GET (and HEAD) on a protected route changes the account, and needs a write key.
+  if (request.credential!.scope === 'read' && access === 'premium' && request.method !== 'GET' && request.method !== 'HEAD') {
+    throw new HttpError(403, 'insufficient_scope', `This call needs a key of scope 'write'; this key's scope is 'read' (GET only).`);
+  }
+}
+
 /** Authenticates one request for a route of the given access rule; throws the 400, 401, 403 or 429 that refuses it. */
 export type Authenticate = (request: FastifyRequest, reply: FastifyReply, access: Access) => Promise<void> | void;
 
@@ -201,21 +212,13 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
 
   /** The key is right: a stranger's attempt is given back and the key remembered, its budget charged, the route's rule checked. */
   function admitted(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt): void | Promise<void> {
-    const premiumCheck = () => {
-      const { scope } = request.credential!;
-      if (access === 'premium' && !request.caller!.premium) {
-        throw new HttpError(403, 'premium_required', 'This endpoint needs a Premium account; this account does not have Premium.');
-      }
-      // A read key reads: anything but GET (and HEAD) on a protected route changes the account, and needs a write key.
-      if (scope === 'read' && access === 'premium' && request.method !== 'GET' && request.method !== 'HEAD') {
-        throw new HttpError(403, 'insufficient_scope', `This call needs a key of scope 'write'; this key's scope is 'read' (GET only).`);
-      }
-    };
-    if (vouched) return premiumCheck();
+    if (vouched) return checkAccess(request, access);
     rateBudgets.refundAuthAttempt(request, attempt);
     verifiedKeys.remember(key.key.keyId, key.hash, key.credentials.username);
     // Every authenticated request spends its key's budget, whatever it is answered: a key without Premium too.
-    return then(rateBudgets.charge(request, reply), premiumCheck);
+    const charged = rateBudgets.charge(request, reply);
+    if (charged instanceof Promise) return charged.then(() => checkAccess(request, access));
+    return checkAccess(request, access);
   }
 
   return function authenticate(request, reply, access) {
