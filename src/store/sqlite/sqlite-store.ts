@@ -61,6 +61,7 @@ import type {
 } from '../../webhooks/webhook-store.ts';
 import { retryWhileLocked } from './lock-wait.ts';
 import { isBusy, SQLITE_CONSTRAINT_FOREIGNKEY, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
+import { WalIndexHeader } from './wal-index-header.ts';
 import { WriteQueue, type QueuedWrite } from './write-queue.ts';
 
 export interface SqliteStoreOptions {
@@ -180,6 +181,8 @@ export class SqliteStore implements Store {
   readonly #credentials: CredentialCache;
   readonly #dataVersion: StatementSync;
   #seenDataVersion: unknown = undefined;
+  /** Null when the cache is off, or the database has no WAL-index header to read: data_version alone then. */
+  readonly #walIndex: WalIndexHeader | null;
   readonly #busyTimeoutMs: number;
   readonly #writes: WriteQueue<QueuedBatchWrite>;
 
@@ -195,6 +198,8 @@ export class SqliteStore implements Store {
     // Changes when any other connection (another worker, the CLI, a person with sqlite3) commits; never for our own.
     this.#dataVersion = this.#db.prepare('PRAGMA data_version');
     this.#dataVersion.setReturnArrays(true);
+    // After a first read transaction, which makes the -shm file if it is not there yet.
+    this.#walIndex = this.#credentials.enabled && this.#dataVersion.get() !== undefined ? WalIndexHeader.open(options.path) : null;
     this.#busyTimeoutMs = options.busyTimeoutMs;
     this.#writes = new WriteQueue(options.busyTimeoutMs, this.#commitBatch);
     // SQLite's busy handler sleeps on the calling thread, which here is the event loop: a locked database now answers
@@ -204,6 +209,9 @@ export class SqliteStore implements Store {
 
   /** Forgets every cached credential if another connection has committed since the last look. */
   #refreshCache(): void {
+    // One read of the WAL-index header: unchanged, nobody has committed since the last look (wal-index-header.ts).
+    if (this.#walIndex?.unchanged()) return;
+    // Read before data_version, so a commit landing between the two is either counted by it or moves the header again.
     const version = (this.#dataVersion.get() as unknown as unknown[])[0];
     if (version !== this.#seenDataVersion) {
       this.#credentials.clear();
@@ -831,5 +839,6 @@ export class SqliteStore implements Store {
     // A stamp's caller may not be waiting for it: whatever is still queued is written (or given up on) before closing.
     await this.#writes.drained();
     if (this.#db.isOpen) this.#db.close();
+    this.#walIndex?.release();
   }
 }

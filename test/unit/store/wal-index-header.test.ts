@@ -1,0 +1,122 @@
+// Protects the credential cache's first filter (src/store/sqlite/wal-index-header.ts): any commit, by any connection, moves
+// the WAL-index header; nothing else does; a layout it does not know turns it off; and its descriptor is closed only when
+// that cannot drop SQLite's locks. The cache's exactness end to end is the store test at the bottom.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { after, before, describe, test } from 'node:test';
+
+import { issueKey } from '../../../src/domain/api-keys.ts';
+import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
+import { WalIndexHeader } from '../../../src/store/sqlite/wal-index-header.ts';
+
+let dir: string;
+let counter = 0;
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'account-api-wal-index-'));
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function walDatabase(): { path: string; db: DatabaseSync } {
+  const folder = join(dir, `db-${++counter}`);
+  mkdirSync(folder);
+  const path = join(folder, 'test.db');
+  const db = new DatabaseSync(path);
+  db.exec('PRAGMA journal_mode = WAL; CREATE TABLE t (x INTEGER)');
+  return { path, db };
+}
+
+const openDescriptors = () => readdirSync('/proc/self/fd').length;
+
+describe('WAL-index header', () => {
+  test('is unchanged until a commit; a commit by another connection, or by its own, moves it once', () => {
+    const { path, db } = walDatabase();
+    const header = WalIndexHeader.open(path);
+    assert.ok(header !== null, 'a WAL database with a -shm file was not recognised');
+    assert.equal(header.unchanged(), true, 'the header moved without any commit');
+    db.prepare('SELECT count(*) FROM t').get();
+    assert.equal(header.unchanged(), true, 'a read moved the header');
+
+    const other = new DatabaseSync(path);
+    for (let round = 0; round < 50; round++) {
+      const writer = round % 2 === 0 ? other : db;
+      writer.prepare('INSERT INTO t VALUES (?)').run(round);
+      assert.equal(header.unchanged(), false, `commit ${round} did not move the header`);
+      assert.equal(header.unchanged(), true, `the header moved again after commit ${round} without a commit`);
+    }
+    // A checkpoint that empties the WAL, then a commit that starts it over: still seen.
+    other.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    header.unchanged();
+    db.exec('INSERT INTO t VALUES (1)');
+    assert.equal(header.unchanged(), false, 'a commit after a truncating checkpoint did not move the header');
+    other.close();
+    db.close();
+    header.release();
+  });
+
+  test('is null for an in-memory database, a database without WAL, and a -shm file of unknown layout', () => {
+    assert.equal(WalIndexHeader.open(':memory:'), null);
+    const folder = join(dir, `db-${++counter}`);
+    mkdirSync(folder);
+    const rollback = new DatabaseSync(join(folder, 'rollback.db'));
+    rollback.exec('CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1)');
+    assert.equal(WalIndexHeader.open(join(folder, 'rollback.db')), null, 'a rollback-journal database has no WAL index');
+    rollback.close();
+    writeFileSync(join(folder, 'odd.db-shm'), Buffer.alloc(32 * 1024, 7));
+    const before = openDescriptors();
+    assert.equal(WalIndexHeader.open(join(folder, 'odd.db')), null, 'an unknown layout was trusted');
+    assert.equal(openDescriptors(), before, 'the descriptor of a refused -shm file was kept open');
+  });
+
+  test('keeps its descriptor while the -shm file exists (closing it would drop SQLite locks), and closes it once the file is gone', () => {
+    const { path, db } = walDatabase();
+    const other = new DatabaseSync(path);
+    other.prepare('SELECT count(*) FROM t').get(); // now it maps the -shm file too
+    const header = WalIndexHeader.open(path)!;
+    db.close();
+    const withFile = openDescriptors();
+    header.release();
+    assert.equal(openDescriptors(), withFile, 'the descriptor was closed while another connection of this process uses the file');
+
+    const { path: lastPath, db: last } = walDatabase();
+    const alone = WalIndexHeader.open(lastPath)!;
+    last.close(); // the last connection deletes the -shm file
+    const gone = openDescriptors();
+    alone.release();
+    assert.equal(openDescriptors(), gone - 1, 'the descriptor of a deleted -shm file was not closed');
+    alone.release(); // a store closed twice releases twice
+    other.close();
+  });
+});
+
+describe('SQLite store with the credential cache', () => {
+  test("another connection's every change to a key is seen by the very next lookup, and the store's own writes keep it right", async () => {
+    const folder = join(dir, `db-${++counter}`);
+    mkdirSync(folder);
+    const path = join(folder, 'store.db');
+    const store = new SqliteStore({ path, environment: 'live', synchronous: 'normal', busyTimeoutMs: 2000, credentialCacheSize: 100 });
+    await store.migrate();
+    const key = issueKey('live');
+    await store.createAccount({ username: 'walter', name: 'Walter', timezone: 'UTC', premium: true });
+    await store.createKey('walter', { keyId: key.keyId, hash: key.hash, displayPrefix: key.displayPrefix, label: null });
+    const other = new DatabaseSync(path);
+    try {
+      for (let round = 0; round < 100; round++) {
+        const revoked = round % 2 === 0;
+        other.prepare('UPDATE api_keys SET revoked_at = ? WHERE key_id = ?').run(revoked ? new Date().toISOString() : null, key.keyId);
+        const seen = await store.findCredential(key.keyId);
+        assert.equal(seen?.revoked, revoked, `round ${round}: the lookup answered from a row older than the other connection's commit`);
+        // A write of the store's own in between: it moves the header too, and must neither hide the next change nor answer stale.
+        if (round % 3 === 0) await store.updateName(seen!.account.id, `Walter ${round}`);
+        const again = await store.findCredential(key.keyId);
+        assert.equal(again?.revoked, revoked, `round ${round}: a second lookup disagrees with the first`);
+        if (round % 3 === 0) assert.equal(again?.account.name, `Walter ${round}`, `round ${round}: the store's own write is not seen`);
+      }
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+});
