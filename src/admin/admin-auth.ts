@@ -1,7 +1,7 @@
 // Authenticates admin API callers from `Authorization: Bearer <admin token>`; every admin route needs one, except the document.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { adminTokenId } from '../domain/admin-tokens.ts';
-import { hashesMatch, hashKey, parseKey } from '../domain/api-keys.ts';
+import { digestMatches, hashKey, keyDigest, parseKey } from '../domain/api-keys.ts';
 import { HttpError } from '../http/http-error.ts';
 import type { AuthAttempt, RateBudgets } from '../http/rate-limits.ts';
 import type { Store } from '../store/store.ts';
@@ -105,7 +105,7 @@ export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthO
     try {
       const presented = presentedAdminToken(header);
       const credential = await options.store.findAdminToken(presented.tokenId);
-      const matches = hashesMatch(hashKey(presented.token), credential?.hash ?? DECOY_HASH);
+      const matches = digestMatches(keyDigest(presented.token), credential?.hash ?? DECOY_HASH);
       if (credential === null || !matches) throw unauthenticated('invalid_admin_token', 'The admin token is wrong.');
       if (credential.revoked) throw unauthenticated('admin_token_revoked', 'This admin token has been revoked; ask for a new one.');
       tokenId = presented.tokenId;

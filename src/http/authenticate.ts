@@ -1,7 +1,7 @@
 // Authenticates callers from Basic credentials (username + API key) and enforces each route's `access`.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { looksLikeAdminToken } from '../domain/admin-tokens.ts';
-import { hashesMatch, hashKey, parseKey, type KeyEnvironment, type ParsedKey } from '../domain/api-keys.ts';
+import { digestMatches, hashKey, keyDigest, parseKey, type KeyEnvironment, type ParsedKey } from '../domain/api-keys.ts';
 import { EXPIRY_WARNING_MS } from '../operations/expiry.ts';
 import type { Account, Credential, Store } from '../store/store.ts';
 import { parseBasicCredentials, type BasicCredentials } from './basic-credentials.ts';
@@ -87,7 +87,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     });
   }
 
-  type Presented = { readonly credentials: BasicCredentials; readonly key: ParsedKey; readonly hash: Buffer };
+  type Presented = { readonly credentials: BasicCredentials; readonly key: ParsedKey; readonly digest: string };
 
   // An admin token sent here (as a Bearer token, or pasted as the password) is told where it belongs, not just "malformed".
   const adminTokenHere = () =>
@@ -122,12 +122,12 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
           : 'This is a live key; the sandbox accepts only sandbox keys (aapi_sandbox_...).',
       );
     }
-    return { credentials, key, hash: hashKey(key.token) };
+    return { credentials, key, digest: keyDigest(key.token) };
   }
 
   /** Judges the presented key against what the store holds for its id (null: nothing); throws the 401 that refuses it. */
-  function identify({ credentials, hash }: Presented, credential: Credential | null): Credential {
-    const hashMatches = hashesMatch(hash, credential?.hash ?? DECOY_HASH);
+  function identify({ credentials, digest }: Presented, credential: Credential | null): Credential {
+    const hashMatches = digestMatches(digest, credential?.hash ?? DECOY_HASH);
     const ownerMatches = credential !== null && credential.account.username.toLowerCase() === credentials.username.toLowerCase();
     if (credential === null || !hashMatches || !ownerMatches) {
       throw unauthenticated('invalid_credentials', 'The username or API key is wrong.');
@@ -214,7 +214,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
   function admitted(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt): void | Promise<void> {
     if (vouched) return checkAccess(request, access);
     rateBudgets.refundAuthAttempt(request, attempt);
-    verifiedKeys.remember(key.key.keyId, key.hash, key.credentials.username);
+    verifiedKeys.remember(request.credential!.keyId, request.credential!.hash, key.credentials.username);
     // Every authenticated request spends its key's budget, whatever it is answered: a key without Premium too.
     const charged = rateBudgets.charge(request, reply);
     if (charged instanceof Promise) return charged.then(() => checkAccess(request, access));
@@ -247,7 +247,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     // Every request with a key the store may be asked about spends one budget before it is asked: a key this instance has
     // seen right spends its own per-key budget (so even a valid key cannot drive reads past it), any other the address's
     // failed attempts (so guesses cannot, however many arrive at once). A remembered key is not charged again (admit).
-    if (verifiedKeys.vouchesFor(key.key.keyId, key.hash, key.credentials.username)) {
+    if (verifiedKeys.vouchesFor(key.key.keyId, key.digest, key.credentials.username)) {
       request.keyId = key.key.keyId;
       return then(rateBudgets.charge(request, reply), () => lookUp(request, reply, access, key, true, null));
     }

@@ -3,7 +3,7 @@
 //
 // It decides only who spends that budget: the request is still authenticated by the store as usual (revocation is seen on
 // the very next request), and a remembered key that then fails is forgotten, so it spends the budget like any guess.
-import { hashesMatch } from '../domain/api-keys.ts';
+import { digestMatches } from '../domain/api-keys.ts';
 
 interface Remembered {
   readonly hash: Uint8Array;
@@ -19,13 +19,14 @@ export class VerifiedKeys {
     this.#max = max;
   }
 
-  /** True when this exact key (same hash) was seen right for this username, compared in constant time. */
-  vouchesFor(keyId: string, hash: Uint8Array, username: string): boolean {
+  /** True when this exact key (same digest, keyDigest) was seen right for this username, compared in constant time. */
+  vouchesFor(keyId: string, digest: string, username: string): boolean {
     const remembered = this.#keys.get(keyId);
     if (remembered === undefined) return false;
-    return hashesMatch(hash, remembered.hash) && remembered.username === username.toLowerCase();
+    return digestMatches(digest, remembered.hash) && remembered.username === username.toLowerCase();
   }
 
+  /** `hash`: the stored hash the key was found right against. */
   remember(keyId: string, hash: Uint8Array, username: string): void {
     if (this.#keys.size >= this.#max && !this.#keys.has(keyId)) {
       const oldest = this.#keys.keys().next().value;

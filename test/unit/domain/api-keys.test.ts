@@ -5,7 +5,9 @@ import { describe, test } from 'node:test';
 
 import {
   composeKey,
+  digestMatches,
   hashKey,
+  keyDigest,
   issueKey,
   keyMatches,
   parseKey,
@@ -191,6 +193,30 @@ describe('keyMatches', () => {
     const key = issueKey('live');
     assert.equal(keyMatches(key.token, Buffer.from(key.hash).subarray(0, 16)), false);
     assert.equal(keyMatches(key.token, new Uint8Array(0)), false);
+  });
+});
+
+describe('keyDigest and digestMatches', () => {
+  test('the digest is SHA-256 of the token, one character per byte', () => {
+    for (const token of ['', 'aapi_live_x', issueKey('live').token, 'Jürgen ✓']) {
+      const expected = createHash('sha256').update(token, 'utf8').digest();
+      assert.ok(Buffer.from(keyDigest(token), 'latin1').equals(expected), `keyDigest(${JSON.stringify(token)}) is not SHA-256`);
+      assert.equal(keyDigest(token).length, 32);
+    }
+  });
+
+  test('matches the stored hash of the same key, and no hash that differs in any one byte or in length', () => {
+    const key = issueKey('live');
+    const digest = keyDigest(key.token);
+    assert.equal(digestMatches(digest, key.hash), true, 'the right key did not match its own hash');
+    for (let index = 0; index < 32; index++) {
+      const changed = Buffer.from(key.hash);
+      changed[index] = changed[index]! ^ 1;
+      assert.equal(digestMatches(digest, changed), false, `a hash changed at byte ${index} matched`);
+    }
+    assert.equal(digestMatches(digest, Buffer.from(key.hash).subarray(0, 16)), false, 'a shorter hash matched');
+    assert.equal(digestMatches(digest, new Uint8Array(0)), false, 'an empty hash matched');
+    assert.equal(digestMatches(keyDigest(issueKey('live').token), key.hash), false, 'another key matched');
   });
 });
 
