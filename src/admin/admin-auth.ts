@@ -117,7 +117,7 @@ export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthO
     }
     rateBudgets.refundAuthAttempt(request, attempt);
     request.adminTokenId = tokenId;
-    // Its own budget, apart from any API key's: the rate-limit counters are keyed `key:admin:<id>`.
+    // Its own budget, apart from any API key's: its window is named `admin:<id>` (`key:admin:<id>` in Redis), never a key id.
     request.keyId = `admin:${tokenId}`;
     touch(tokenId, request);
     const charged = rateBudgets.charge(request, reply);

@@ -60,6 +60,20 @@ function checksumOf(prefixAndBody: string): string {
 }
 
 /**
+ * True when the token's last CHECKSUM_LENGTH characters are the checksum of the rest: the digits compared one by one, as
+ * base62Fixed would write them, without building a string (parsing runs on every authenticated request).
+ */
+function checksumHolds(token: string): boolean {
+  const end = token.length - CHECKSUM_LENGTH;
+  let rest = crc32(token.slice(0, end));
+  for (let i = CHECKSUM_LENGTH - 1; i >= 0; i--) {
+    if (token.charCodeAt(end + i) !== ALPHABET.charCodeAt(rest % 62)) return false;
+    rest = Math.floor(rest / 62);
+  }
+  return true;
+}
+
+/**
  * A token of any kind in the keys' format: `prefix`, id, secret, checksum. The admin tokens use it with their own prefix
  * (src/domain/admin-tokens.ts), so scanners and people tell them from API keys at a glance.
  */
@@ -73,7 +87,7 @@ export function idOfPrefixed(prefix: string, token: string): string | null {
   if (!token.startsWith(prefix)) return null;
   const body = token.slice(prefix.length);
   if (!BODY_PATTERN.test(body)) return null;
-  if (checksumOf(token.slice(0, token.length - CHECKSUM_LENGTH)) !== token.slice(-CHECKSUM_LENGTH)) return null;
+  if (!checksumHolds(token)) return null;
   return body.slice(0, KEY_ID_LENGTH);
 }
 
@@ -109,8 +123,7 @@ export function parseKey(token: string): KeyParseResult {
     if (!token.startsWith(prefix)) continue;
     const body = token.slice(prefix.length);
     if (!BODY_PATTERN.test(body)) return { ok: false, reason: 'malformed' };
-    const head = token.slice(0, token.length - CHECKSUM_LENGTH);
-    if (checksumOf(head) !== token.slice(-CHECKSUM_LENGTH)) return { ok: false, reason: 'malformed' };
+    if (!checksumHolds(token)) return { ok: false, reason: 'malformed' };
     return { ok: true, key: { environment, keyId: body.slice(0, KEY_ID_LENGTH), token } };
   }
   return { ok: false, reason: 'malformed' };

@@ -165,35 +165,36 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     } catch (error) {
       found = Promise.reject(error);
     }
-    const admit = (credential: Credential | null) => {
-      judged(request, key, vouched, attempt, () => identified(request, reply, identify(key, credential)));
-      return admitted(request, reply, access, key, vouched, attempt);
-    };
-    if (!(found instanceof Promise)) return admit(found);
-    return found.then(admit, (error: unknown) =>
-      judged(request, key, vouched, attempt, () => {
-        throw error;
-      }),
+    // Held in memory, the credential is judged at once: no closure on the common request.
+    if (!(found instanceof Promise)) return admit(request, reply, access, key, vouched, attempt, found);
+    return found.then(
+      (credential) => admit(request, reply, access, key, vouched, attempt, credential),
+      (error: unknown) => refused(request, key, vouched, attempt, error),
     );
   }
 
-  /** Runs the judgement; when it refuses, forgets or refunds as the refusal calls for, and passes the refusal on. */
-  function judged(request: FastifyRequest, key: Presented, vouched: boolean, attempt: AuthAttempt, judgement: () => void): void {
+  function admit(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt, credential: Credential | null): void | Promise<void> {
     try {
-      judgement();
+      identified(request, reply, identify(key, credential));
     } catch (error) {
-      if (error instanceof HttpError && error.statusCode === 401) {
-        // A remembered key that fails now (revoked, deleted) is a stranger again: its next attempts spend the budget.
-        if (vouched) verifiedKeys.forget(key.key.keyId);
-        request.keyId = null;
-        reportFailure(request, error.code, key.credentials.username);
-      } else {
-        // The store could not answer (503): no guess was judged, so the attempt is given back; a client retrying an
-        // outage must not find itself locked out when the engine returns.
-        rateBudgets.refundAuthAttempt(request, attempt);
-      }
-      throw error;
+      refused(request, key, vouched, attempt, error);
     }
+    return admitted(request, reply, access, key, vouched, attempt);
+  }
+
+  /** A refusal of the key, or a store that could not answer: forgets or refunds as the case calls for, and passes it on. */
+  function refused(request: FastifyRequest, key: Presented, vouched: boolean, attempt: AuthAttempt, error: unknown): never {
+    if (error instanceof HttpError && error.statusCode === 401) {
+      // A remembered key that fails now (revoked, deleted) is a stranger again: its next attempts spend the budget.
+      if (vouched) verifiedKeys.forget(key.key.keyId);
+      request.keyId = null;
+      reportFailure(request, error.code, key.credentials.username);
+    } else {
+      // The store could not answer (503): no guess was judged, so the attempt is given back; a client retrying an
+      // outage must not find itself locked out when the engine returns.
+      rateBudgets.refundAuthAttempt(request, attempt);
+    }
+    throw error;
   }
 
   function identified(request: FastifyRequest, reply: FastifyReply, credential: Credential): void {
@@ -249,7 +250,9 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     // failed attempts (so guesses cannot, however many arrive at once). A remembered key is not charged again (admit).
     if (verifiedKeys.vouchesFor(key.key.keyId, key.digest, key.credentials.username)) {
       request.keyId = key.key.keyId;
-      return then(rateBudgets.charge(request, reply), () => lookUp(request, reply, access, key, true, null));
+      const charged = rateBudgets.charge(request, reply);
+      if (charged === undefined) return lookUp(request, reply, access, key, true, null);
+      return charged.then(() => lookUp(request, reply, access, key, true, null));
     }
     return then(rateBudgets.spendAuthAttempt(request, reply), (attempt) => lookUp(request, reply, access, key, false, attempt));
   };

@@ -111,6 +111,9 @@ export const rateLimits = fp(
             return { authfail: shared, addr: shared, key: shared };
           })();
 
+    // In this process each budget has counters of its own, so a key's window is named by its id alone (no string built per
+    // request); in Redis the budgets share one key space.
+    const keyCounterPrefix = options.redis === null ? '' : 'key:';
     const addressKeys = (request: FastifyRequest): AddressKeys => {
       if (options.addressIsConnection !== true) return addressKeysOf(request.ip);
       const socket = request.raw.socket as { [ADDRESS_KEYS]?: AddressKeys } | null;
@@ -144,7 +147,7 @@ export const rateLimits = fp(
         const byKey = request.keyId !== null;
         const max = byKey ? settings.perKey : settings.perAddress;
         if (max === 0) return;
-        const hit = byKey ? counters.key.hit(`key:${request.keyId}`) : counters.addr.hit(addressKeys(request).addr);
+        const hit = byKey ? counters.key.hit(keyCounterPrefix + request.keyId) : counters.addr.hit(addressKeys(request).addr);
         // Counted in this process, the count is judged at once: no closure, no promise on every answer.
         if (!(hit instanceof Promise)) return judgeCharge(reply, max, hit, byKey, options.onRejected);
         return settle(hit, (count) => judgeCharge(reply, max, count, byKey, options.onRejected));

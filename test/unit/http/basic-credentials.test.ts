@@ -1,6 +1,7 @@
 // Protects the parsing of `Authorization: Basic ...` headers (RFC 7617, UTF-8): what decodes and what is refused.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 
 import { parseBasicCredentials } from '../../../src/http/basic-credentials.ts';
 
@@ -74,5 +75,30 @@ describe('parseBasicCredentials', () => {
     for (const [label, bytes] of Object.entries(cases)) {
       assert.equal(parseBasicCredentials(basicHeader(bytes)), null, `${label} was decoded instead of refused`);
     }
+  });
+
+  test('decodes any bytes as the strict UTF-8 reference does: text when valid, null when not', () => {
+    // The reference: the whole of RFC 7617's decoding, through a Buffer and a fatal TextDecoder.
+    const reference = (bytes: Uint8Array) => {
+      let text: string;
+      try {
+        text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      } catch {
+        return null;
+      }
+      const colon = text.indexOf(':');
+      return colon === -1 ? null : { username: text.slice(0, colon), password: text.slice(colon + 1) };
+    };
+    const texts = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }));
+    const bytes = fc.oneof(
+      fc.uint8Array({ minLength: 1, maxLength: 40 }),
+      fc.tuple(texts, texts).map(([user, pass]) => new Uint8Array(Buffer.from(`${user}:${pass}`, 'utf8'))),
+    );
+    fc.assert(
+      fc.property(bytes, (raw) => {
+        assert.deepEqual(parseBasicCredentials(basicHeader(Buffer.from(raw))), reference(raw));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
