@@ -247,7 +247,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     }
     // Every request with a key the store may be asked about spends one budget before it is asked: a key this instance has
     // seen right spends its own per-key budget (so even a valid key cannot drive reads past it), any other the address's
-    // failed attempts (so guesses cannot, however many arrive at once). A remembered key is not charged again (admit).
+    // failed attempts (so guesses cannot, however many arrive at once). A remembered key is not charged again (admitted).
     if (verifiedKeys.vouchesFor(key.key.keyId, key.digest, key.credentials.username)) {
       request.keyId = key.key.keyId;
       const charged = rateBudgets.charge(request, reply);

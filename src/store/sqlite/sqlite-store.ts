@@ -183,6 +183,10 @@ export class SqliteStore implements Store {
   #seenDataVersion: unknown = undefined;
   /** Null when the cache is off, or the database has no WAL-index header to read: data_version alone then. */
   readonly #walIndex: WalIndexHeader | null;
+  /** A look was made in this turn of the event loop: lookups after it wait for #endTurn's (see findCredential). */
+  #lookedThisTurn = false;
+  #nextLook: Promise<boolean> | null = null;
+  #lookDone: ((looked: boolean) => void) | null = null;
   readonly #busyTimeoutMs: number;
   readonly #writes: WriteQueue<QueuedBatchWrite>;
 
@@ -649,17 +653,51 @@ export class SqliteStore implements Store {
     return this.#run(() => deleteAuditEventsBefore((sql) => this.#statement(sql), before));
   }
 
+  /**
+   * A look at the WAL-index header answers for every request read before it, so one look serves many: the first lookup of a
+   * turn of the event loop looks at once and is answered at once (no promise: a server under light load never waits), and
+   * the lookups after it in the same turn, whose requests were read after that look, wait for one more look, made for all of
+   * them in the turn's check phase (setImmediate, before the loop polls for more input). Under load one turn reads many
+   * requests: two header reads serve them all, where a read per request was most of authentication's cost.
+   */
   findCredential(keyId: string): Credential | null | Promise<Credential | null> {
-    // Answered at once when the cache holds the key and no other connection has committed since: no promise to wait for.
-    if (this.#credentials.enabled) {
-      try {
-        this.#refreshCache();
-        const cached = this.#credentials.get(keyId);
-        if (cached !== undefined) return cached;
-      } catch {
-        // Locked (a WAL recovery in another connection): the read below waits for it on timers.
-      }
+    if (!this.#credentials.enabled) return this.#readCredential(keyId);
+    if (this.#lookedThisTurn) {
+      this.#nextLook ??= new Promise((resolve) => {
+        this.#lookDone = resolve;
+      });
+      return this.#nextLook.then((looked) => (looked ? (this.#credentials.get(keyId) ?? this.#readCredential(keyId)) : this.#readCredential(keyId)));
     }
+    this.#lookedThisTurn = true;
+    setImmediate(this.#endTurn);
+    // Answered at once when the cache holds the key and no other connection has committed since: no promise to wait for.
+    try {
+      this.#refreshCache();
+      const cached = this.#credentials.get(keyId);
+      if (cached !== undefined) return cached;
+    } catch {
+      // Locked (a WAL recovery in another connection): the read below waits for it on timers.
+    }
+    return this.#readCredential(keyId);
+  }
+
+  /** In the check phase of a turn that looked: one look for every lookup that came after, then they go on. */
+  readonly #endTurn = (): void => {
+    this.#lookedThisTurn = false;
+    const done = this.#lookDone;
+    if (done === null) return;
+    this.#nextLook = null;
+    this.#lookDone = null;
+    let looked = true;
+    try {
+      this.#refreshCache();
+    } catch {
+      looked = false; // locked: each waits for its own read
+    }
+    done(looked);
+  };
+
+  #readCredential(keyId: string): Promise<Credential | null> {
     return this.#run(() => {
       if (this.#credentials.enabled) this.#refreshCache();
       const cached = this.#credentials.get(keyId);

@@ -119,4 +119,37 @@ describe('SQLite store with the credential cache', () => {
       await store.close();
     }
   });
+
+  test('the first lookup of a turn answers at once; those after it in the turn wait for one more look, and see a commit made in between', async () => {
+    const folder = join(dir, `db-${++counter}`);
+    mkdirSync(folder);
+    const path = join(folder, 'store.db');
+    const store = new SqliteStore({ path, environment: 'live', synchronous: 'normal', busyTimeoutMs: 2000, credentialCacheSize: 100 });
+    await store.migrate();
+    const key = issueKey('live');
+    await store.createAccount({ username: 'turner', name: 'Turner', timezone: 'UTC', premium: true });
+    await store.createKey('turner', { keyId: key.keyId, hash: key.hash, displayPrefix: key.displayPrefix, label: null });
+    await store.findCredential(key.keyId); // now cached
+    const other = new DatabaseSync(path);
+    try {
+      for (let round = 0; round < 20; round++) {
+        await new Promise((resolve) => setImmediate(resolve)); // a new turn
+        const revoked = round % 2 === 0;
+        // As requests read one after another in one poll phase: the first is answered at once from the cache...
+        const first = store.findCredential(key.keyId);
+        assert.ok(!(first instanceof Promise), `round ${round}: the first lookup of a turn waited for a promise`);
+        assert.equal(first?.revoked, !revoked, `round ${round}: the first lookup answered stale`);
+        // ...then another connection commits (the CLI revokes), and the requests read after that must see it.
+        other.prepare('UPDATE api_keys SET revoked_at = ? WHERE key_id = ?').run(revoked ? new Date().toISOString() : null, key.keyId);
+        const later = Array.from({ length: 5 }, () => store.findCredential(key.keyId));
+        for (const [index, lookup] of later.entries()) {
+          assert.ok(lookup instanceof Promise, `round ${round}: lookup ${index + 2} of the turn was answered without a new look`);
+          assert.equal((await lookup)?.revoked, revoked, `round ${round}: lookup ${index + 2} missed the commit made before it`);
+        }
+      }
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
 });
