@@ -216,11 +216,14 @@ export class SqliteStore implements Store {
     // One read of the WAL-index header: unchanged, nobody has committed since the last look (wal-index-header.ts).
     if (this.#walIndex?.unchanged()) return;
     // Read before data_version, so a commit landing between the two is either counted by it or moves the header again.
+    // data_version may throw (locked by a recovery in another connection): the header is then not accepted, so the next
+    // look asks again.
     const version = (this.#dataVersion.get() as unknown as unknown[])[0];
     if (version !== this.#seenDataVersion) {
       this.#credentials.clear();
       this.#seenDataVersion = version;
     }
+    this.#walIndex?.accept();
   }
 
   /** Prepared once per SQL text: parsing is most of the cost of a small query. */

@@ -8,8 +8,12 @@
 // another connection's (our own commits move the header too, and must not empty the cache).
 //
 // The layout read here (https://www.sqlite.org/walformat.html, "The WAL-Index Header") is shared memory between processes
-// that may run different SQLite versions, which is why it does not change; the header is checked at open (version 3007000,
-// in the host's byte order, initialised, both copies equal) and, when it is not what is expected, the store falls back to data_version alone.
+// that may run different SQLite versions, which is why it does not change; it is checked at open (version 3007000 in the
+// host's byte order, initialised) and, when it is not what is expected, every look asks data_version.
+//
+// Closing any descriptor of a file drops every POSIX lock this process holds on it, and SQLite locks the -shm file (among
+// others, the lock that tells other processes this one has it mapped: without it, the next to open would reinitialise it).
+// So the descriptor opened here is never closed while the file exists, not even when its header is refused (see release()).
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 
 /** Two copies of the 48-byte header: a writer updates the second, then the first, so a read mid-commit still differs. */
@@ -18,18 +22,21 @@ const WAL_INDEX_VERSION = 3007000;
 
 export class WalIndexHeader {
   readonly #fd: number;
+  /** False when the header is not of the known layout: then it never vouches that nothing changed. */
+  readonly #trusted: boolean;
   readonly #seen: Buffer;
   readonly #scratch = Buffer.alloc(HEADER_BYTES);
   #closed = false;
 
-  private constructor(fd: number, first: Buffer) {
+  private constructor(fd: number, first: Buffer, trusted: boolean) {
     this.#fd = fd;
     this.#seen = first;
+    this.#trusted = trusted;
   }
 
   /**
-   * The header of the database at `databasePath`, or null when it has none this can read (an in-memory database, no -shm
-   * file yet, an unexpected layout). Call it after the connection has read once, so that the -shm file exists.
+   * The header of the database at `databasePath`, or null when it has no -shm file to read (an in-memory database, no
+   * -shm file yet). Call it after the connection has read once, so that the -shm file exists.
    */
   static open(databasePath: string): WalIndexHeader | null {
     if (databasePath === ':memory:' || databasePath === '') return null;
@@ -41,31 +48,35 @@ export class WalIndexHeader {
     }
     const first = Buffer.alloc(HEADER_BYTES);
     const read = readSync(fd, first, 0, HEADER_BYTES, 0);
-    const recognised =
-      read === HEADER_BYTES &&
-      (first.readUInt32LE(0) === WAL_INDEX_VERSION || first.readUInt32BE(0) === WAL_INDEX_VERSION) &&
-      first[12] === 1 &&
-      first.subarray(0, HEADER_BYTES / 2).equals(first.subarray(HEADER_BYTES / 2));
-    if (!recognised) {
-      // Closing here is safe only because nothing was learned: see release() for why it is otherwise not.
-      closeSync(fd);
-      return null;
-    }
-    return new WalIndexHeader(fd, first);
+    // The first copy only: a commit in progress in another process may leave the two unequal for a moment.
+    const trusted =
+      read === HEADER_BYTES && (first.readUInt32LE(0) === WAL_INDEX_VERSION || first.readUInt32BE(0) === WAL_INDEX_VERSION) && first[12] === 1;
+    return new WalIndexHeader(fd, first, trusted);
   }
 
-  /** True when the header is as it was at the last look (no commit since, by anyone); remembers what it read. */
-  unchanged(): boolean {
-    readSync(this.#fd, this.#scratch, 0, HEADER_BYTES, 0);
-    if (this.#scratch.equals(this.#seen)) return true;
-    this.#scratch.copy(this.#seen);
-    return false;
+  get trusted(): boolean {
+    return this.#trusted;
   }
 
   /**
-   * After the connection is closed. Closing any descriptor of a file drops every POSIX lock this process holds on it, and
-   * SQLite's other connections in this process (another store, a test's) lock the -shm file: the descriptor is closed only
-   * when the file is gone (the last connection deletes it), and otherwise kept until the process exits.
+   * True when the header is as it was at the last accepted look (no commit since, by anyone). False otherwise, and then the
+   * caller looks the long way and, only once that look succeeded, calls accept(): a look that failed (a locked database)
+   * must not use up the change, or the next would find nothing to look at.
+   */
+  unchanged(): boolean {
+    readSync(this.#fd, this.#scratch, 0, HEADER_BYTES, 0);
+    return this.#trusted && this.#scratch.equals(this.#seen);
+  }
+
+  /** The header read by the last unchanged() (before the look it prompted) is now the one seen. */
+  accept(): void {
+    this.#scratch.copy(this.#seen);
+  }
+
+  /**
+   * After the connection is closed: the descriptor is closed only when the file is gone (the last connection deletes it).
+   * Otherwise SQLite's other connections in this process (another store, a test's) may still hold locks on it, and it is
+   * kept until the process exits.
    */
   release(): void {
     if (this.#closed || fstatSync(this.#fd).nlink !== 0) return;

@@ -35,6 +35,7 @@ describe('WAL-index header', () => {
     const { path, db } = walDatabase();
     const header = WalIndexHeader.open(path);
     assert.ok(header !== null, 'a WAL database with a -shm file was not recognised');
+    assert.equal(header.trusted, true);
     assert.equal(header.unchanged(), true, 'the header moved without any commit');
     db.prepare('SELECT count(*) FROM t').get();
     assert.equal(header.unchanged(), true, 'a read moved the header');
@@ -44,11 +45,15 @@ describe('WAL-index header', () => {
       const writer = round % 2 === 0 ? other : db;
       writer.prepare('INSERT INTO t VALUES (?)').run(round);
       assert.equal(header.unchanged(), false, `commit ${round} did not move the header`);
+      // Until the look it prompted is accepted, the change stays: a look that failed must not use it up.
+      assert.equal(header.unchanged(), false, `commit ${round} was forgotten before its look was accepted`);
+      header.accept();
       assert.equal(header.unchanged(), true, `the header moved again after commit ${round} without a commit`);
     }
     // A checkpoint that empties the WAL, then a commit that starts it over: still seen.
     other.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     header.unchanged();
+    header.accept();
     db.exec('INSERT INTO t VALUES (1)');
     assert.equal(header.unchanged(), false, 'a commit after a truncating checkpoint did not move the header');
     other.close();
@@ -56,7 +61,7 @@ describe('WAL-index header', () => {
     header.release();
   });
 
-  test('is null for an in-memory database, a database without WAL, and a -shm file of unknown layout', () => {
+  test('is null for an in-memory database and a database without WAL; a -shm file of unknown layout never vouches', () => {
     assert.equal(WalIndexHeader.open(':memory:'), null);
     const folder = join(dir, `db-${++counter}`);
     mkdirSync(folder);
@@ -65,9 +70,13 @@ describe('WAL-index header', () => {
     assert.equal(WalIndexHeader.open(join(folder, 'rollback.db')), null, 'a rollback-journal database has no WAL index');
     rollback.close();
     writeFileSync(join(folder, 'odd.db-shm'), Buffer.alloc(32 * 1024, 7));
-    const before = openDescriptors();
-    assert.equal(WalIndexHeader.open(join(folder, 'odd.db')), null, 'an unknown layout was trusted');
-    assert.equal(openDescriptors(), before, 'the descriptor of a refused -shm file was kept open');
+    const odd = WalIndexHeader.open(join(folder, 'odd.db'));
+    assert.ok(odd !== null);
+    assert.equal(odd.trusted, false, 'an unknown layout was trusted');
+    for (let look = 0; look < 3; look++) {
+      assert.equal(odd.unchanged(), false, 'a header of unknown layout vouched that nothing changed');
+      odd.accept();
+    }
   });
 
   test('keeps its descriptor while the -shm file exists (closing it would drop SQLite locks), and closes it once the file is gone', () => {
