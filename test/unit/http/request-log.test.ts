@@ -1,12 +1,13 @@
 // Protects what an error log line may hold (name, message, stack, code and causes, never the request it came with), and that
 // lines written asynchronously are all written, whole and in order, when flushed.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { loggedError, loggingOptions } from '../../../src/http/request-log.ts';
+import { chunkLimitFor, loggedError, loggingOptions } from '../../../src/http/request-log.ts';
 
 const SECRET = 'Basic YWxpY2U6YWFwaV9saXZlX3NlY3JldA==';
 
@@ -66,6 +67,24 @@ describe('asynchronous log lines', () => {
       );
     } finally {
       closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('leave in chunks of at most PIPE_BUF to a pipe, where only such writes are atomic, and of 64 KiB to a file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'account-api-log-'));
+    const fd = openSync(join(dir, 'out.log'), 'w');
+    // A named pipe, opened for reading and writing (Linux) so that opening does not wait for a reader.
+    execFileSync('mkfifo', [join(dir, 'pipe')]);
+    const pipe = openSync(join(dir, 'pipe'), 'r+');
+    try {
+      assert.equal(chunkLimitFor(fd), 64 * 1024, 'a regular file should take big chunks');
+      assert.equal(chunkLimitFor(pipe), 4096, 'a pipe must get writes of at most PIPE_BUF, or workers interleave');
+      assert.equal(chunkLimitFor(-1), 4096, 'an fd that cannot be examined must be treated as a pipe');
+      assert.equal(loggingOptions('info', fd).chunkBytes, 64 * 1024);
+    } finally {
+      closeSync(fd);
+      closeSync(pipe);
       rmSync(dir, { recursive: true, force: true });
     }
   });
