@@ -11,9 +11,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 
-import { issueKey } from '../../../src/domain/api-keys.ts';
-import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 import { WalIndexHeader } from '../../../src/store/sqlite/wal-index-header.ts';
+import { cachedStoreWithKey } from '../../support/cached-sqlite-store.ts';
 
 let dir: string;
 let counter = 0;
@@ -91,17 +90,7 @@ class OtherProcess {
   }
 }
 
-async function storeWithKey(username: string) {
-  const folder = join(dir, `db-${++counter}`);
-  mkdirSync(folder);
-  const path = join(folder, 'store.db');
-  const store = new SqliteStore({ path, environment: 'live', synchronous: 'normal', busyTimeoutMs: 2000, credentialCacheSize: 100 });
-  await store.migrate();
-  const key = issueKey('live');
-  await store.createAccount({ username, name: username, timezone: 'UTC', premium: true });
-  await store.createKey(username, { keyId: key.keyId, hash: key.hash, displayPrefix: key.displayPrefix, label: null });
-  return { path, store, keyId: key.keyId };
-}
+const storeWithKey = (username: string) => cachedStoreWithKey(join(dir, `db-${++counter}`), username);
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -8,9 +8,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 
-import { issueKey } from '../../../src/domain/api-keys.ts';
-import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 import { WalIndexHeader } from '../../../src/store/sqlite/wal-index-header.ts';
+import { cachedStoreWithKey } from '../../support/cached-sqlite-store.ts';
 
 let dir: string;
 let counter = 0;
@@ -102,26 +101,19 @@ describe('WAL-index header', () => {
 
 describe('SQLite store with the credential cache', () => {
   test("another connection's every change to a key is seen by the very next lookup, and the store's own writes keep it right", async () => {
-    const folder = join(dir, `db-${++counter}`);
-    mkdirSync(folder);
-    const path = join(folder, 'store.db');
-    const store = new SqliteStore({ path, environment: 'live', synchronous: 'normal', busyTimeoutMs: 2000, credentialCacheSize: 100 });
-    await store.migrate();
-    const key = issueKey('live');
-    await store.createAccount({ username: 'walter', name: 'Walter', timezone: 'UTC', premium: true });
-    await store.createKey('walter', { keyId: key.keyId, hash: key.hash, displayPrefix: key.displayPrefix, label: null });
+    const { path, store, keyId } = await cachedStoreWithKey(join(dir, `db-${++counter}`), 'walter');
     const other = new DatabaseSync(path);
     try {
       for (let round = 0; round < 100; round++) {
         const revoked = round % 2 === 0;
-        other.prepare('UPDATE api_keys SET revoked_at = ? WHERE key_id = ?').run(revoked ? new Date().toISOString() : null, key.keyId);
-        const seen = await store.findCredential(key.keyId);
+        other.prepare('UPDATE api_keys SET revoked_at = ? WHERE key_id = ?').run(revoked ? new Date().toISOString() : null, keyId);
+        const seen = await store.findCredential(keyId);
         assert.equal(seen?.revoked, revoked, `round ${round}: the lookup answered from a row older than the other connection's commit`);
         // A write of the store's own in between: it moves the header too, and must neither hide the next change nor answer stale.
-        if (round % 3 === 0) await store.updateName(seen!.account.id, `Walter ${round}`);
-        const again = await store.findCredential(key.keyId);
+        if (round % 3 === 0) await store.updateName(seen!.account.id, `walter ${round}`);
+        const again = await store.findCredential(keyId);
         assert.equal(again?.revoked, revoked, `round ${round}: a second lookup disagrees with the first`);
-        if (round % 3 === 0) assert.equal(again?.account.name, `Walter ${round}`, `round ${round}: the store's own write is not seen`);
+        if (round % 3 === 0) assert.equal(again?.account.name, `walter ${round}`, `round ${round}: the store's own write is not seen`);
       }
     } finally {
       other.close();
@@ -130,27 +122,20 @@ describe('SQLite store with the credential cache', () => {
   });
 
   test('the first lookup of a turn answers at once; those after it in the turn wait for one more look, and see a commit made in between', async () => {
-    const folder = join(dir, `db-${++counter}`);
-    mkdirSync(folder);
-    const path = join(folder, 'store.db');
-    const store = new SqliteStore({ path, environment: 'live', synchronous: 'normal', busyTimeoutMs: 2000, credentialCacheSize: 100 });
-    await store.migrate();
-    const key = issueKey('live');
-    await store.createAccount({ username: 'turner', name: 'Turner', timezone: 'UTC', premium: true });
-    await store.createKey('turner', { keyId: key.keyId, hash: key.hash, displayPrefix: key.displayPrefix, label: null });
-    await store.findCredential(key.keyId); // now cached
+    const { path, store, keyId } = await cachedStoreWithKey(join(dir, `db-${++counter}`), 'turner');
+    await store.findCredential(keyId); // now cached
     const other = new DatabaseSync(path);
     try {
       for (let round = 0; round < 20; round++) {
         await new Promise((resolve) => setImmediate(resolve)); // a new turn
         const revoked = round % 2 === 0;
         // As requests read one after another in one poll phase: the first is answered at once from the cache...
-        const first = store.findCredential(key.keyId);
+        const first = store.findCredential(keyId);
         assert.ok(!(first instanceof Promise), `round ${round}: the first lookup of a turn waited for a promise`);
         assert.equal(first?.revoked, !revoked, `round ${round}: the first lookup answered stale`);
         // ...then another connection commits (the CLI revokes), and the requests read after that must see it.
-        other.prepare('UPDATE api_keys SET revoked_at = ? WHERE key_id = ?').run(revoked ? new Date().toISOString() : null, key.keyId);
-        const later = Array.from({ length: 5 }, () => store.findCredential(key.keyId));
+        other.prepare('UPDATE api_keys SET revoked_at = ? WHERE key_id = ?').run(revoked ? new Date().toISOString() : null, keyId);
+        const later = Array.from({ length: 5 }, () => store.findCredential(keyId));
         for (const [index, lookup] of later.entries()) {
           assert.ok(lookup instanceof Promise, `round ${round}: lookup ${index + 2} of the turn was answered without a new look`);
           assert.equal((await lookup)?.revoked, revoked, `round ${round}: lookup ${index + 2} missed the commit made before it`);
