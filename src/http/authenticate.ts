@@ -87,7 +87,8 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     });
   }
 
-  type Presented = { readonly credentials: BasicCredentials; readonly key: ParsedKey; readonly digest: string };
+  /** `owner`: the username in lower case, worked out once (usernames are compared without case). */
+  type Presented = { readonly credentials: BasicCredentials; readonly owner: string; readonly key: ParsedKey; readonly digest: string };
 
   // An admin token sent here (as a Bearer token, or pasted as the password) is told where it belongs, not just "malformed".
   const adminTokenHere = () =>
@@ -122,13 +123,13 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
           : 'This is a live key; the sandbox accepts only sandbox keys (aapi_sandbox_...).',
       );
     }
-    return { credentials, key, digest: keyDigest(key.token) };
+    return { credentials, owner: credentials.username.toLowerCase(), key, digest: keyDigest(key.token) };
   }
 
   /** Judges the presented key against what the store holds for its id (null: nothing); throws the 401 that refuses it. */
-  function identify({ credentials, digest }: Presented, credential: Credential | null): Credential {
+  function identify({ owner, digest }: Presented, credential: Credential | null): Credential {
     const hashMatches = digestMatches(digest, credential?.hash ?? DECOY_HASH);
-    const ownerMatches = credential !== null && credential.account.username.toLowerCase() === credentials.username.toLowerCase();
+    const ownerMatches = credential !== null && credential.account.username.toLowerCase() === owner;
     if (credential === null || !hashMatches || !ownerMatches) {
       throw unauthenticated('invalid_credentials', 'The username or API key is wrong.');
     }
@@ -215,7 +216,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
   function admitted(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt): void | Promise<void> {
     if (vouched) return checkAccess(request, access);
     rateBudgets.refundAuthAttempt(request, attempt);
-    verifiedKeys.remember(request.credential!.keyId, request.credential!.hash, key.credentials.username);
+    verifiedKeys.remember(request.credential!.keyId, request.credential!.hash, key.owner);
     // Every authenticated request spends its key's budget, whatever it is answered: a key without Premium too.
     const charged = rateBudgets.charge(request, reply);
     if (charged instanceof Promise) return charged.then(() => checkAccess(request, access));
@@ -248,7 +249,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     // Every request with a key the store may be asked about spends one budget before it is asked: a key this instance has
     // seen right spends its own per-key budget (so even a valid key cannot drive reads past it), any other the address's
     // failed attempts (so guesses cannot, however many arrive at once). A remembered key is not charged again (admitted).
-    if (verifiedKeys.vouchesFor(key.key.keyId, key.digest, key.credentials.username)) {
+    if (verifiedKeys.vouchesFor(key.key.keyId, key.digest, key.owner)) {
       request.keyId = key.key.keyId;
       const charged = rateBudgets.charge(request, reply);
       if (charged === undefined) return lookUp(request, reply, access, key, true, null);

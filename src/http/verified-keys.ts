@@ -7,7 +7,8 @@ import { digestMatches } from '../domain/api-keys.ts';
 
 interface Remembered {
   readonly hash: Uint8Array;
-  readonly username: string;
+  /** The username, in lower case. */
+  readonly owner: string;
 }
 
 export class VerifiedKeys {
@@ -19,20 +20,20 @@ export class VerifiedKeys {
     this.#max = max;
   }
 
-  /** True when this exact key (same digest, keyDigest) was seen right for this username, compared in constant time. */
-  vouchesFor(keyId: string, digest: string, username: string): boolean {
+  /** True when this exact key (same digest, keyDigest) was seen right for this owner (a username in lower case), compared in constant time. */
+  vouchesFor(keyId: string, digest: string, owner: string): boolean {
     const remembered = this.#keys.get(keyId);
     if (remembered === undefined) return false;
-    return digestMatches(digest, remembered.hash) && remembered.username === username.toLowerCase();
+    return digestMatches(digest, remembered.hash) && remembered.owner === owner;
   }
 
-  /** `hash`: the stored hash the key was found right against. */
-  remember(keyId: string, hash: Uint8Array, username: string): void {
+  /** `hash`: the stored hash the key was found right against; `owner`: the username, in lower case. */
+  remember(keyId: string, hash: Uint8Array, owner: string): void {
     if (this.#keys.size >= this.#max && !this.#keys.has(keyId)) {
       const oldest = this.#keys.keys().next().value;
       if (oldest !== undefined) this.#keys.delete(oldest);
     }
-    this.#keys.set(keyId, { hash, username: username.toLowerCase() });
+    this.#keys.set(keyId, { hash, owner });
   }
 
   forget(keyId: string): void {
