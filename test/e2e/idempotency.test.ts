@@ -32,6 +32,17 @@ function assertReplayOf(replay: CallResult, first: CallResult, what: string): vo
   assert.notEqual(replay.headers.get('x-request-id'), first.headers.get('x-request-id'), `${what}: the replay reused the first request id`);
 }
 
+/** Of concurrent requests with one idempotency key: exactly one ran; each other was refused as in use, or replayed its answer. */
+function assertRanOnce(results: readonly CallResult[]): void {
+  const ran = results.filter((result) => result.status === 200 && result.headers.get('idempotent-replayed') === null);
+  assert.equal(ran.length, 1, `${ran.length} requests ran: ${results.map((result) => result.status).join(', ')}`);
+  for (const result of results) {
+    if (result === ran[0]) continue;
+    if (result.status === 409) assertFailure(result, 409, 'idempotency_key_in_use', 'a concurrent request');
+    else assertReplayOf(result, ran[0]!, 'a later request');
+  }
+}
+
 function assertFailure(result: CallResult, status: number, code: string, what: string): void {
   assert.equal(result.status, status, `${what}: expected ${status}, got ${result.status}: ${result.text}`);
   assert.equal(failureMessage(result).code, code, `${what}: ${result.text}`);
@@ -205,13 +216,7 @@ for (const engine of ENGINES) {
       const results = await Promise.all(
         Array.from({ length: 12 }, () => post(server, '/user', ivan, key, { form: { name: 'Ivan Once' } })),
       );
-      const ran = results.filter((result) => result.status === 200 && result.headers.get('idempotent-replayed') === null);
-      assert.equal(ran.length, 1, `${ran.length} requests ran: ${results.map((result) => result.status).join(', ')}`);
-      for (const result of results) {
-        if (result === ran[0]) continue;
-        if (result.status === 409) assertFailure(result, 409, 'idempotency_key_in_use', 'a concurrent request');
-        else assertReplayOf(result, ran[0]!, 'a later request');
-      }
+      assertRanOnce(results);
     });
   });
 }
@@ -271,13 +276,7 @@ function describeTwoInstances(): void {
       const results = await Promise.all(
         Array.from({ length: 12 }, (_, index) => post(instances[index % 2]!, '/settings', ken, key, { form: { timezone: 'Asia/Seoul' } })),
       );
-      const ran = results.filter((result) => result.status === 200 && result.headers.get('idempotent-replayed') === null);
-      assert.equal(ran.length, 1, `${ran.length} requests ran: ${results.map((result) => result.status).join(', ')}`);
-      for (const result of results) {
-        if (result === ran[0]) continue;
-        if (result.status === 409) assertFailure(result, 409, 'idempotency_key_in_use', 'a concurrent request');
-        else assertReplayOf(result, ran[0]!, 'a later request');
-      }
+      assertRanOnce(results);
     });
 
     test('If-Match through both instances at once: exactly one write over the version both read', async () => {
