@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 
 import {
   composeKey,
@@ -131,6 +132,31 @@ describe('parseKey refuses malformed keys', () => {
       const key = composeKey('live', 'B'.repeat(KEY_ID_LENGTH), 'c'.repeat(SECRET_LENGTH - 1) + bad);
       assertRefused(key.token, `its secret contains '${bad}'`);
     }
+  });
+
+  test('accepts a key exactly when its id and secret are base62, whatever characters they hold (property)', () => {
+    // Base62 throughout, or with one character swapped for another: each range's neighbours ('/' and ':' beside 0-9, '@'
+    // and '[' beside A-Z, '`' and '{' beside a-z), its ends, or anything else.
+    const base62 = fc.constantFrom(...BASE62);
+    const other = fc.oneof(fc.constantFrom(...'09AZaz', '/', ':', '@', '[', '`', '{', '-', '_', '=', ' ', '\u00e9', '\u0000', '\uffff'), fc.string({ minLength: 1, maxLength: 1 }));
+    const run = (length: number) =>
+      fc
+        .tuple(fc.array(base62, { minLength: length, maxLength: length }), fc.option(fc.tuple(fc.nat(length - 1), other)))
+        .map(([chars, swap]) => {
+          if (swap !== null) chars[swap[0]] = swap[1].slice(0, 1);
+          return chars.join('');
+        });
+    fc.assert(
+      fc.property(run(KEY_ID_LENGTH), run(SECRET_LENGTH), fc.constantFrom(...ENVIRONMENTS), (id, secret, environment) => {
+        // composeKey writes the right checksum for any id and secret: only the body's characters can make it wrong.
+        const key = composeKey(environment, id, secret);
+        const allBase62 = /^[0-9A-Za-z]*$/.test(id + secret);
+        const parsed = parseKey(key.token);
+        assert.equal(parsed.ok, allBase62, `parseKey ${parsed.ok ? 'accepted' : 'refused'} ${JSON.stringify(key.token)}`);
+        if (parsed.ok) assert.equal(parsed.key.keyId, id);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   test('refuses a non-base62 character put in place of a body character', () => {

@@ -101,4 +101,37 @@ describe('parseBasicCredentials', () => {
       { numRuns: 2000 },
     );
   });
+
+  test('takes exactly the base64 the pattern /^[A-Za-z0-9+/]+={0,2}$/ takes, whatever the characters (property)', () => {
+    // The reference: the pattern the hand-written check replaced, then Buffer's decoding and the strict UTF-8 decoder.
+    const pattern = /^[A-Za-z0-9+/]+={0,2}$/;
+    const reference = (encoded: string) => {
+      if (encoded.length === 0 || encoded.length % 4 !== 0 || !pattern.test(encoded)) return null;
+      let text: string;
+      try {
+        text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(encoded, 'base64'));
+      } catch {
+        return null;
+      }
+      const colon = text.indexOf(':');
+      return colon === -1 ? null : { username: text.slice(0, colon), password: text.slice(colon + 1) };
+    };
+    // The alphabet, '=', and each character just outside a range of it ('/' and '0', '9' and ':', '@' and 'A'...).
+    const characters = fc.constantFrom(...'AZaz09+/=', '@', '[', '`', '{', '.', ':', '-', '_', ' ', '\u00e9', '\u0000');
+    const encoded = fc.oneof(
+      fc.array(characters, { maxLength: 16 }).map((chars) => chars.join('')),
+      fc.string({ minLength: 1, maxLength: 12 }).map((text) => Buffer.from(text, 'utf8').toString('base64')),
+      fc.tuple(fc.string({ minLength: 1, maxLength: 9 }), fc.nat(11), characters).map(([text, at, char]) => {
+        const valid = Buffer.from(text, 'utf8').toString('base64');
+        const index = at % valid.length;
+        return valid.slice(0, index) + char + valid.slice(index + 1);
+      }),
+    );
+    fc.assert(
+      fc.property(encoded, (text) => {
+        assert.deepEqual(parseBasicCredentials(`Basic ${text}`), reference(text), `for Basic ${JSON.stringify(text)}`);
+      }),
+      { numRuns: 3000 },
+    );
+  });
 });
