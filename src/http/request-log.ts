@@ -5,7 +5,7 @@ import type { Config } from '../config.ts';
 import { loggablePath } from './key-redaction.ts';
 import { fstatSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { lazyChildLogger, logSafeLine, logsAt, type SafeLineWriter } from './lazy-child-logger.ts';
+import { logSafeLine, logsAt, makeChildrenLazy, type SafeLineWriter } from './lazy-child-logger.ts';
 
 const LONGEST_MESSAGE = 1000;
 const DEEPEST_CAUSE = 3;
@@ -59,7 +59,7 @@ export function chunkLimitFor(fd: number): number {
 }
 
 /** Fastify's logging options, and how to write out what the logger still holds. */
-export interface Logging extends Pick<FastifyServerOptions, 'loggerInstance' | 'logController' | 'childLoggerFactory'> {
+export interface Logging extends Pick<FastifyServerOptions, 'loggerInstance' | 'logController'> {
   /** Writes every buffered line now, synchronously: on close, before process.exit, and after a fatal error. */
   readonly flush: () => void;
   /** The most bytes of whole lines one write carries (chunkLimitFor). */
@@ -116,10 +116,11 @@ export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
     },
   };
   const logger = pino(loggerSettings(level), destination);
+  // Each request's logger (Fastify's default factory calls the root's child()) becomes a pino child only if it writes.
+  makeChildrenLazy(logger as FastifyBaseLogger, answerLineWriter(logger, destination));
   return {
     loggerInstance: logger as FastifyBaseLogger,
     logController: new OneLinePerRequest(),
-    childLoggerFactory: lazyChildLogger(answerLineWriter(logger, destination)),
     flush,
     chunkBytes,
   };

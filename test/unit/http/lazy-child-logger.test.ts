@@ -92,13 +92,15 @@ test("the answer line, written by hand without redaction, is byte for byte the l
   const path = join(dir, 'out.log');
   const fd = openSync(path, 'w');
   try {
-    const { loggerInstance, childLoggerFactory, flush } = loggingOptions('info', fd);
+    const { loggerInstance, flush } = loggingOptions('info', fd);
     const parent = loggerInstance as unknown as FastifyBaseLogger;
     const bindings = { reqId: '0f8fad5b-d9cb-469f-a165-70867728950e', trace_id: 'abc' };
-    const lazy = (childLoggerFactory as (...args: unknown[]) => FastifyBaseLogger)(parent, bindings, {}, {});
+    // As Fastify's default factory makes a request's logger: the root's child().
+    const lazy = parent.child(bindings);
     const fields = { method: 'GET', route: '/api/v0/user', path: '/api/v0/us"er\\x', statusCode: 401, responseTime: 0.41, code: 'key_expired', absent: undefined };
     logSafeLine(lazy, 'info', fields, 'request completed');
-    parent.child(bindings).info(fields, 'request completed');
+    // pino's own line: a real child of the lazy one's real child, with no bindings of its own.
+    lazy.child({}).info(fields, 'request completed');
     // Any other line still goes through redaction.
     lazy.info({ headers: { authorization: 'Basic c2VjcmV0' } }, 'headers');
     flush();
@@ -106,6 +108,41 @@ test("the answer line, written by hand without redaction, is byte for byte the l
     const withoutTime = (line: string | undefined) => (line ?? '').replace(/"time":\d+/, '"time":0');
     assert.equal(withoutTime(byHand), withoutTime(byPino));
     assert.deepEqual((JSON.parse(other!) as { headers: unknown }).headers, { authorization: '[redacted]' });
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the root's child() makes lazy loggers, so Fastify's default factory needs no childLoggerFactory (checked on every request)", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'account-api-child-'));
+  const path = join(dir, 'out.log');
+  const fd = openSync(path, 'w');
+  try {
+    const options = loggingOptions('info', fd);
+    assert.equal('childLoggerFactory' in options, false, 'a childLoggerFactory makes Fastify check every request logger');
+    const root = options.loggerInstance as unknown as FastifyBaseLogger;
+    const requestLogger = root.child({ reqId: 'r-1' });
+    assert.ok(requestLogger instanceof LazyChildLogger, 'the root made a real child, not a lazy one');
+    // A real child (made when a request logger makes a child of its own) and its children: pino's child() all the way down,
+    // each line with every binding from the root down.
+    const real = requestLogger.child({ step: 'a' });
+    assert.equal(real instanceof LazyChildLogger, false);
+    const grandchild = real.child({ part: 'b' });
+    assert.equal(grandchild instanceof LazyChildLogger, false);
+    requestLogger.info('one');
+    real.info('two');
+    grandchild.info('three');
+    options.flush();
+    const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(
+      lines.map(({ reqId, step, part, msg }) => ({ reqId, step, part, msg })),
+      [
+        { reqId: 'r-1', step: undefined, part: undefined, msg: 'one' },
+        { reqId: 'r-1', step: 'a', part: undefined, msg: 'two' },
+        { reqId: 'r-1', step: 'a', part: 'b', msg: 'three' },
+      ],
+    );
   } finally {
     closeSync(fd);
     rmSync(dir, { recursive: true, force: true });
