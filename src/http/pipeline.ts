@@ -13,6 +13,7 @@ import { LoadMonitor } from './overload.ts';
 import type { RateBudgets } from './rate-limits.ts';
 import { answerExpectations, framingFailure } from './request-framing.ts';
 import { cors } from './cors.ts';
+import { TurnBatch } from './turn-batch.ts';
 import type { Tracing } from '../tracing/tracing.ts';
 
 /** Authenticates one request for a route of the given access rule; throws (or rejects with) the answer that refuses it. */
@@ -66,6 +67,7 @@ export const pipeline = fp(
     const load = new LoadMonitor({ maxEventLoopDelayMs: options.maxEventLoopDelayMs, retryAfterSeconds: 2 });
     const authenticate = options.authentication(app.rateBudgets);
     const framing = { versions: options.hostRequiredFor };
+    const turn = new TurnBatch();
     const unmatched: RouteFacts = { url: undefined, access: undefined, answers: metrics.answersOf(undefined), sheddable: true };
 
     answerExpectations(app.server);
@@ -117,9 +119,14 @@ export const pipeline = fp(
       if (refusal !== null) return done(refusal);
       // 3. Who is calling, and whether their budgets allow it (authenticate.ts says in which order, and why).
       if (route.access === undefined) return done();
+      const anonymous = request.headers.authorization === undefined;
       const authenticated = authenticate(request, reply, route.access);
-      if (authenticated === undefined) return done();
-      authenticated.then(() => done(), done);
+      if (authenticated !== undefined) return void authenticated.then(() => done(), done);
+      // 4. A call without credentials goes on at the end of the turn that read it (turn-batch.ts): under load, the turn's
+      //    answers then leave together, after its reads, as the authenticated ones already do (the credential look is made
+      //    once per turn: SqliteStore.findCredential).
+      if (anonymous) return turn.later(done);
+      done();
     });
 
     // (then, on routes that take a body, its checks before validation: request-bodies.ts; then the route's handler)
@@ -130,7 +137,7 @@ export const pipeline = fp(
       done(null, payload);
     });
 
-    // 4. Once the answer is sent: one log line and the metrics.
+    // 5. Once the answer is sent: one log line and the metrics.
     app.addHook('onResponse', (request, reply, done) => {
       recordAnswer(request, reply, request.routeFacts ?? factsOf(request, metrics), metrics);
       done();
