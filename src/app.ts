@@ -61,7 +61,7 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
     config.environment === 'sandbox' ? { 'X-Environment': 'sandbox' } : {},
   );
   // One line per answer (answer-records.ts) instead of Fastify's two, which would also log the query string.
-  const { flush: flushLogs, ...logging } = loggingOptions(config.logLevel);
+  const { flush: flushLogs, lazyRequestLoggers, ...logging } = loggingOptions(config.logLevel);
   const app = Fastify({
     ...logging,
     requestIdHeader: false,
@@ -85,6 +85,7 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
   });
   // Node takes this only as a property: connections past it are closed as soon as they are accepted.
   app.server.maxConnections = config.connections.maxConnections;
+  lazyRequestLoggers(app.log);
 
   app.decorate('flushLogs', flushLogs);
   // Lines still buffered are written before the process goes (serve.ts also flushes on exit and on a fatal error).

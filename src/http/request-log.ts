@@ -64,6 +64,12 @@ export interface Logging extends Pick<FastifyServerOptions, 'loggerInstance' | '
   readonly flush: () => void;
   /** The most bytes of whole lines one write carries (chunkLimitFor). */
   readonly chunkBytes: number;
+  /**
+   * Makes the loggers of requests lazy (makeChildrenLazy): call it with `app.log` once Fastify is built. Not on the
+   * loggerInstance itself: Fastify wraps that in a child of its own (its serializers added), and makes every request's logger
+   * from that child.
+   */
+  readonly lazyRequestLoggers: (appLogger: FastifyBaseLogger) => void;
 }
 
 /**
@@ -116,11 +122,12 @@ export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
     },
   };
   const logger = pino(loggerSettings(level), destination);
-  // Each request's logger (Fastify's default factory calls the root's child()) becomes a pino child only if it writes.
-  makeChildrenLazy(logger as FastifyBaseLogger, answerLineWriter(logger, destination));
+  const answerLines = answerLineWriter(logger, destination);
   return {
     loggerInstance: logger as FastifyBaseLogger,
     logController: new OneLinePerRequest(),
+    // Each request's logger (Fastify's default factory calls app.log's child()) becomes a pino child only if it writes.
+    lazyRequestLoggers: (appLogger) => makeChildrenLazy(appLogger, answerLines),
     flush,
     chunkBytes,
   };

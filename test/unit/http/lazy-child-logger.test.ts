@@ -92,8 +92,9 @@ test("the answer line, written by hand without redaction, is byte for byte the l
   const path = join(dir, 'out.log');
   const fd = openSync(path, 'w');
   try {
-    const { loggerInstance, flush } = loggingOptions('info', fd);
+    const { loggerInstance, flush, lazyRequestLoggers } = loggingOptions('info', fd);
     const parent = loggerInstance as unknown as FastifyBaseLogger;
+    lazyRequestLoggers(parent);
     const bindings = { reqId: '0f8fad5b-d9cb-469f-a165-70867728950e', trace_id: 'abc' };
     // As Fastify's default factory makes a request's logger: the root's child().
     const lazy = parent.child(bindings);
@@ -114,7 +115,7 @@ test("the answer line, written by hand without redaction, is byte for byte the l
   }
 });
 
-test("the root's child() makes lazy loggers, so Fastify's default factory needs no childLoggerFactory (checked on every request)", () => {
+test("the app logger's child() makes lazy loggers, so Fastify's default factory needs no childLoggerFactory (checked on every request)", () => {
   const dir = mkdtempSync(join(tmpdir(), 'account-api-child-'));
   const path = join(dir, 'out.log');
   const fd = openSync(path, 'w');
@@ -122,6 +123,7 @@ test("the root's child() makes lazy loggers, so Fastify's default factory needs 
     const options = loggingOptions('info', fd);
     assert.equal('childLoggerFactory' in options, false, 'a childLoggerFactory makes Fastify check every request logger');
     const root = options.loggerInstance as unknown as FastifyBaseLogger;
+    options.lazyRequestLoggers(root);
     const requestLogger = root.child({ reqId: 'r-1' });
     assert.ok(requestLogger instanceof LazyChildLogger, 'the root made a real child, not a lazy one');
     // A real child (made when a request logger makes a child of its own) and its children: pino's child() all the way down,
@@ -146,5 +148,41 @@ test("the root's child() makes lazy loggers, so Fastify's default factory needs 
   } finally {
     closeSync(fd);
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('every request of the built app, on the public port and the admin one, gets a lazy logger', async () => {
+  const { buildApp } = await import('../../../src/app.ts');
+  const { buildAdminApp } = await import('../../../src/admin/admin-app.ts');
+  const { loadConfig } = await import('../../../src/config.ts');
+  const { loadTimezoneCatalog } = await import('../../../src/domain/timezones.ts');
+  const { createMetrics } = await import('../../../src/http/metrics.ts');
+  const { openStore } = await import('../../../src/store/open-store.ts');
+  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'info' });
+  const store = openStore(config);
+  await store.migrate();
+  const apps = [
+    buildApp({ config, store, timezones: loadTimezoneCatalog(), redis: null, metrics: createMetrics() }),
+    buildAdminApp({ config, store, timezones: loadTimezoneCatalog(), redis: null, metrics: createMetrics() }),
+  ];
+  try {
+    for (const app of apps) {
+      const loggers: unknown[] = [];
+      app.addHook('onRequest', (request, _reply, done) => {
+        loggers.push(request.log);
+        done();
+      });
+      await app.ready();
+      await app.inject({ url: '/no-such-path' });
+      await app.inject({ url: '/api/v0/hello' });
+      assert.equal(loggers.length > 0, true, 'no request reached the hook');
+      for (const logger of loggers) {
+        // Fastify wraps the loggerInstance in a child of its own: the override must sit on that one, app.log.
+        assert.ok(logger instanceof LazyChildLogger, `a request got a ${(logger as object).constructor.name}, not a lazy logger`);
+      }
+    }
+  } finally {
+    for (const app of apps) await app.close();
+    await store.close();
   }
 });
