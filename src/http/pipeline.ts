@@ -67,7 +67,8 @@ export const pipeline = fp(
     const load = new LoadMonitor({ maxEventLoopDelayMs: options.maxEventLoopDelayMs, retryAfterSeconds: 2 });
     const authenticate = options.authentication(app.rateBudgets);
     const framing = { versions: options.hostRequiredFor };
-    const turn = new TurnBatch();
+    // Tracing keeps each request's span in AsyncLocalStorage: a task put off must go on in its own request's span.
+    const turn = new TurnBatch({ keepAsyncContext: options.tracing !== null });
     const unmatched: RouteFacts = { url: undefined, access: undefined, answers: metrics.answersOf(undefined), sheddable: true };
 
     answerExpectations(app.server);

@@ -2,6 +2,7 @@
 // loses none of it when one throws; the pipeline puts calls without credentials off to it, so that a turn's answers leave
 // together after its reads.
 import assert from 'node:assert/strict';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { connect, type AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import { buildApp } from '../../../src/app.ts';
@@ -15,7 +16,7 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('TurnBatch', () => {
   test('runs what was put off in the check phase of the same turn, in order, after the immediates already queued', async () => {
-    const batch = new TurnBatch();
+    const batch = new TurnBatch({ keepAsyncContext: false });
     const seen: string[] = [];
     setImmediate(() => seen.push('queued before'));
     batch.later(() => seen.push('first'));
@@ -26,7 +27,7 @@ describe('TurnBatch', () => {
   });
 
   test('what is put off while a batch runs waits for the next turn', async () => {
-    const batch = new TurnBatch();
+    const batch = new TurnBatch({ keepAsyncContext: false });
     const seen: string[] = [];
     batch.later(() => {
       seen.push('outer');
@@ -41,7 +42,7 @@ describe('TurnBatch', () => {
   });
 
   test('a task that throws does not strand the others; its error is thrown again after them', async () => {
-    const batch = new TurnBatch();
+    const batch = new TurnBatch({ keepAsyncContext: false });
     const seen: string[] = [];
     const thrown: unknown[] = [];
     process.setUncaughtExceptionCaptureCallback((error) => thrown.push(error));
@@ -61,6 +62,21 @@ describe('TurnBatch', () => {
     }
     assert.deepEqual(seen, ['before', 'after']);
     assert.deepEqual(thrown.map((error) => (error as Error).message), ['first failure']);
+  });
+});
+
+describe('TurnBatch keeping async context', () => {
+  test('each task runs in the async context it was put off in, not the first task\'s', async () => {
+    const store = new AsyncLocalStorage<string>();
+    const seen: Array<string | undefined> = [];
+    for (const keep of [true, false]) {
+      const batch = new TurnBatch({ keepAsyncContext: keep });
+      store.run('first', () => batch.later(() => seen.push(store.getStore())));
+      store.run('second', () => batch.later(() => seen.push(store.getStore())));
+      await nextTurn();
+    }
+    // Kept: each its own. Not kept: both in the context of the first, whose setImmediate runs them.
+    assert.deepEqual(seen, ['first', 'second', 'first', 'first']);
   });
 });
 
