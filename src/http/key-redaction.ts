@@ -52,6 +52,33 @@ function holdsInClearOrBase64(text: string): boolean {
  */
 export function mayHoldKey(text: string): boolean {
   if (text.length > LONGEST_CHECKED) return true;
+  if (plainlyKeyless(text)) return false;
+  return scannedForKey(text);
+}
+
+/** The shortest run of base64 characters scanned for an encoded key (BASE64_RUN); a key in clear is a longer run still. */
+const SHORTEST_RUN = 16;
+
+/**
+ * True when `text` has none of what scannedForKey looks for: no run of SHORTEST_RUN base64 characters (a key body in clear
+ * is a longer run, and an encoded key is one), no `aapi_` mark, no percent-encoding. One pass over character codes: the
+ * request log asks this of every path (`/api/v0/user`), where the full scan built a regular expression per call.
+ */
+export function plainlyKeyless(text: string): boolean {
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 37) return false; // '%'
+    // A-Z, a-z, 0-9, '+', '/', '_', '-': BASE64_RUN's alphabet
+    const inRun = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47 || c === 95 || c === 45;
+    run = inRun ? run + 1 : 0;
+    if (run >= SHORTEST_RUN) return false;
+  }
+  return !KEY_MARK_ANY_CASE.test(text);
+}
+
+/** The full scan behind mayHoldKey, for text plainlyKeyless cannot clear (exported for the test that holds the two together). */
+export function scannedForKey(text: string): boolean {
   if (holdsInClearOrBase64(text)) return true;
   if (!text.includes('%')) return false;
   const once = percentDecoded(text);

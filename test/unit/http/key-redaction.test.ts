@@ -1,9 +1,10 @@
 // Protects the spotting of API keys in text that would be echoed or logged: in clear, percent-encoded, base64, cut short.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 
 import { issueKey } from '../../../src/domain/api-keys.ts';
-import { loggablePath, loggableUsername, mayHoldKey } from '../../../src/http/key-redaction.ts';
+import { loggablePath, loggableUsername, mayHoldKey, plainlyKeyless, scannedForKey } from '../../../src/http/key-redaction.ts';
 
 const KEY = issueKey('live').token;
 const percentEncoded = (text: string) => [...text].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
@@ -31,6 +32,35 @@ describe('mayHoldKey', () => {
   test('leaves ordinary text alone', () => {
     for (const text of ['/api/v0/user', 'alice', '0f8fad5b-d9cb-469f-a165-70867728950e', 'a'.repeat(60), 'Europe/Paris', 'x'.repeat(50)]) {
       assert.equal(mayHoldKey(text), false, `flagged '${text}'`);
+    }
+  });
+
+  test('the quick pass clears no text the full scan would flag, however a key hides in it (property)', () => {
+    // Pieces a key can hide among: the key, its body, its prefix in any case, its base64 at every alignment, percent-
+    // encoding, and ordinary path text around them; plus arbitrary strings.
+    const base64 = Buffer.from(`alice:${KEY}`).toString('base64');
+    const piece = fc.oneof(
+      fc.constantFrom(KEY, KEY.slice(10), KEY.slice(10, 40), 'aapi_', 'AAPI_', 'Aapi_x', '%61api_', '%25', '/', '/api/v0/', 'user', '?x=1', '-', '_', '+', '='),
+      fc.nat(base64.length - 1).map((start) => base64.slice(start, start + 16 + (start % 20))),
+      fc.string({ maxLength: 20 }),
+      fc.stringMatching(/^[A-Za-z0-9+/_-]{10,20}$/),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 6 }), (pieces) => {
+        const text = pieces.join('');
+        if (plainlyKeyless(text)) assert.equal(scannedForKey(text), false, `cleared ${JSON.stringify(text)}, which the scan flags`);
+        assert.equal(mayHoldKey(text), text.length > 4096 || (!plainlyKeyless(text) && scannedForKey(text)));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  test('the quick pass clears short ordinary paths and leaves a long run (\'/\' is base64), a mark or a percent to the scan', () => {
+    for (const path of ['/api/v0/user', '/api/v0/hello', '/healthz', '/api/v0/user?x=1', '/docs/']) {
+      assert.equal(plainlyKeyless(path), true, `did not clear ${path}`);
+    }
+    for (const text of ['/x/aapi_/y', '/x/AaPi_', '/a%2Fb', 'abcdefghijklmnop', '/api/v0/settings', '/v0/abcdefgh-ijklmnop']) {
+      assert.equal(plainlyKeyless(text), false, `cleared ${text}`);
     }
   });
 
