@@ -61,7 +61,7 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
     config.environment === 'sandbox' ? { 'X-Environment': 'sandbox' } : {},
   );
   // One line per answer (answer-records.ts) instead of Fastify's two, which would also log the query string.
-  const { flush: flushLogs, lazyRequestLoggers, ...logging } = loggingOptions(config.logLevel);
+  const { fastify: logging, flush: flushLogs, lazyRequestLoggers } = loggingOptions(config.logLevel);
   const app = Fastify({
     ...logging,
     requestIdHeader: false,

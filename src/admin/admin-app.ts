@@ -42,7 +42,7 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
   const metrics = shared.forPort('admin');
   const answerHeaders = everyAnswerHeaders({ hstsMaxAgeSeconds: config.hstsMaxAgeSeconds }, config.environment === 'sandbox' ? { 'X-Environment': 'sandbox' } : {});
   // The same limits on sizes, time-outs and bad input as the public port: the same options, the same plugins.
-  const { flush: flushLogs, lazyRequestLoggers, ...logging } = loggingOptions(config.logLevel);
+  const { fastify: logging, flush: flushLogs, lazyRequestLoggers } = loggingOptions(config.logLevel);
   const app = Fastify({
     ...logging,
     requestIdHeader: false,

@@ -59,7 +59,9 @@ export function chunkLimitFor(fd: number): number {
 }
 
 /** Fastify's logging options, and how to write out what the logger still holds. */
-export interface Logging extends Pick<FastifyServerOptions, 'loggerInstance' | 'logController'> {
+export interface Logging {
+  /** What Fastify itself takes, and nothing else: spread into its options. */
+  readonly fastify: Pick<FastifyServerOptions, 'loggerInstance' | 'logController'>;
   /** Writes every buffered line now, synchronously: on close, before process.exit, and after a fatal error. */
   readonly flush: () => void;
   /** The most bytes of whole lines one write carries (chunkLimitFor). */
@@ -124,8 +126,7 @@ export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
   const logger = pino(loggerSettings(level), destination);
   const answerLines = answerLineWriter(logger, destination);
   return {
-    loggerInstance: logger as FastifyBaseLogger,
-    logController: new OneLinePerRequest(),
+    fastify: { loggerInstance: logger as FastifyBaseLogger, logController: new OneLinePerRequest() },
     // Each request's logger (Fastify's default factory calls app.log's child()) becomes a pino child only if it writes.
     lazyRequestLoggers: (appLogger) => makeChildrenLazy(appLogger, answerLines),
     flush,

@@ -92,7 +92,7 @@ test("the answer line, written by hand without redaction, is byte for byte the l
   const path = join(dir, 'out.log');
   const fd = openSync(path, 'w');
   try {
-    const { loggerInstance, flush, lazyRequestLoggers } = loggingOptions('info', fd);
+    const { fastify: { loggerInstance }, flush, lazyRequestLoggers } = loggingOptions('info', fd);
     const parent = loggerInstance as unknown as FastifyBaseLogger;
     lazyRequestLoggers(parent);
     const bindings = { reqId: '0f8fad5b-d9cb-469f-a165-70867728950e', trace_id: 'abc' };
@@ -121,8 +121,8 @@ test("the app logger's child() makes lazy loggers, so Fastify's default factory 
   const fd = openSync(path, 'w');
   try {
     const options = loggingOptions('info', fd);
-    assert.equal('childLoggerFactory' in options, false, 'a childLoggerFactory makes Fastify check every request logger');
-    const root = options.loggerInstance as unknown as FastifyBaseLogger;
+    assert.equal('childLoggerFactory' in options.fastify, false, 'a childLoggerFactory makes Fastify check every request logger');
+    const root = options.fastify.loggerInstance as unknown as FastifyBaseLogger;
     options.lazyRequestLoggers(root);
     const requestLogger = root.child({ reqId: 'r-1' });
     assert.ok(requestLogger instanceof LazyChildLogger, 'the root made a real child, not a lazy one');

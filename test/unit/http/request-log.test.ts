@@ -51,7 +51,7 @@ describe('asynchronous log lines', () => {
     const path = join(dir, 'out.log');
     const fd = openSync(path, 'w');
     try {
-      const { loggerInstance, flush } = loggingOptions('info', fd);
+      const { fastify: { loggerInstance }, flush } = loggingOptions('info', fd);
       const logger = loggerInstance as unknown as { info(fields: object, message: string): void };
       const lines = 3000;
       for (let index = 0; index < lines; index++) logger.info({ index, padding: 'x'.repeat(100) }, 'request completed');
