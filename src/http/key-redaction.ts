@@ -61,8 +61,8 @@ const SHORTEST_RUN = 16;
 
 /**
  * True when `text` has none of what scannedForKey looks for: no run of SHORTEST_RUN base64 characters (a key body in clear
- * is a longer run, and an encoded key is one), no `aapi_` mark, no percent-encoding. One pass over character codes: the
- * request log asks this of every path (`/api/v0/user`), where the full scan built a regular expression per call.
+ * is a longer run, and an encoded key is one), no `aapi_` mark (in any case), no percent-encoding. One pass over character
+ * codes: the request log asks this of every path (`/api/v0/user`), where the full scan built a regular expression per call.
  */
 export function plainlyKeyless(text: string): boolean {
   let run = 0;
@@ -73,8 +73,13 @@ export function plainlyKeyless(text: string): boolean {
     const inRun = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47 || c === 95 || c === 45;
     run = inRun ? run + 1 : 0;
     if (run >= SHORTEST_RUN) return false;
+    // The mark, `aapi_` in any case, ends at an underscore: the four letters before it, each folded to lower case (`| 0x20`
+    // maps only 'A' to 'a', 'P' to 'p' and 'I' to 'i' among the characters that could be there).
+    if (c === 95 && i >= 4 && (text.charCodeAt(i - 4) | 0x20) === 97 && (text.charCodeAt(i - 3) | 0x20) === 97 && (text.charCodeAt(i - 2) | 0x20) === 112 && (text.charCodeAt(i - 1) | 0x20) === 105) {
+      return false;
+    }
   }
-  return !KEY_MARK_ANY_CASE.test(text);
+  return true;
 }
 
 /** The full scan behind mayHoldKey, for text plainlyKeyless cannot clear (exported for the test that holds the two together). */
@@ -85,15 +90,43 @@ export function scannedForKey(text: string): boolean {
   return holdsInClearOrBase64(once) || (once.includes('%') && holdsInClearOrBase64(percentDecoded(once)));
 }
 
+/**
+ * Paths the full scan found no key in, up to MOST_KEYLESS_PATHS_KEPT: the same few come on every request, and some of them
+ * are a long run of base64 characters (`/api/v0/settings`, `/api/v0/settings/timezones`) that the quick pass cannot clear,
+ * where the full scan costs ~1 us a request. What the scan finds is a property of the text alone, so a remembered answer is
+ * the scan's own; only keyless text is kept, so no key is either. Full, it is emptied: a flood of new paths costs the scan
+ * each, as without it.
+ */
+const keylessPaths = new Set<string>();
+const MOST_KEYLESS_PATHS_KEPT = 512;
+
+function keylessPath(path: string): boolean {
+  if (path.length > LONGEST_CHECKED) return false;
+  if (plainlyKeyless(path) || keylessPaths.has(path)) return true;
+  if (scannedForKey(path)) return false;
+  if (keylessPaths.size >= MOST_KEYLESS_PATHS_KEPT) keylessPaths.clear();
+  keylessPaths.add(path);
+  return true;
+}
+
+/** Where the path of a URL ends: at its query string or fragment, if any. */
+function endOfPath(url: string): number {
+  for (let i = 0; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 63 || c === 35) return i; // '?', '#'
+  }
+  return url.length;
+}
+
 /** The path of a URL for a log line: no query string, at most 256 characters, any segment that could carry a key redacted. */
 export function loggablePath(url: string): string {
-  const end = url.search(/[?#]/);
+  const end = endOfPath(url);
   // Only what can be logged is scanned, plus a key's length past it (a key may start inside the logged part): a long
   // path must not cost a long scan (a 4 KB path of base62 took ~12 ms, on requests no budget covers).
-  const whole = end === -1 ? url : url.slice(0, end);
+  const whole = end === url.length ? url : url.slice(0, end);
   const path = whole.length > LONGEST_LOGGED_PATH + KEY_SCAN_MARGIN ? whole.slice(0, LONGEST_LOGGED_PATH + KEY_SCAN_MARGIN) : whole;
   let clean = path;
-  if (mayHoldKey(path)) {
+  if (!keylessPath(path)) {
     // Everything from the first suspect segment on: base64 holds '/', so a key can spread over several segments.
     const segments = path.split('/');
     const first = segments.findIndex((segment) => mayHoldKey(segment));

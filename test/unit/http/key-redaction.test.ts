@@ -56,7 +56,8 @@ describe('mayHoldKey', () => {
   });
 
   test('the quick pass clears short ordinary paths and leaves a long run (\'/\' is base64), a mark or a percent to the scan', () => {
-    for (const path of ['/api/v0/user', '/api/v0/hello', '/healthz', '/api/v0/user?x=1', '/docs/']) {
+    // Near misses of the mark, each in a short run, are cleared too: only `aapi_` (in any case) is the mark.
+    for (const path of ['/api/v0/user', '/api/v0/hello', '/healthz', '/api/v0/user?x=1', '/docs/', '/v0/aaxi_y', '/v0/xapi_', '/v0/aapj_', '/v0/aapi-', '/v0/qapi_']) {
       assert.equal(plainlyKeyless(path), true, `did not clear ${path}`);
     }
     for (const text of ['/x/aapi_/y', '/x/AaPi_', '/a%2Fb', 'abcdefghijklmnop', '/api/v0/settings', '/v0/abcdefgh-ijklmnop']) {
@@ -86,6 +87,17 @@ describe('loggablePath', () => {
     assert.ok(spread.includes('/'), `no '/' in ${spread}`);
     const logged = loggablePath(`/${spread}`);
     assert.ok(!logged.includes(spread), `the encoded credentials were logged: ${logged}`);
+  });
+
+  test('remembers only the paths the scan cleared: a path with a key is redacted every time, after any flood of others', () => {
+    const keyed = `/api/v0/settings/${KEY}`;
+    for (let round = 0; round < 3; round++) {
+      // Long runs of base64 characters, which the quick pass leaves to the full scan (and so to the memory).
+      for (let index = 0; index < 1500; index++) assert.equal(loggablePath(`/api/v0/settings/timezones${index}`), `/api/v0/settings/timezones${index}`);
+      assert.equal(loggablePath(keyed), '/api/v0/settings/[redacted]');
+      assert.equal(loggablePath('/api/v0/settings'), '/api/v0/settings');
+      assert.equal(loggablePath(`/${Buffer.from(`alice:${KEY}`).toString('base64')}`), '/[redacted]');
+    }
   });
 
   test('cuts a long path to 256 characters', () => {
