@@ -7,8 +7,12 @@ import type { FastifyBaseLogger } from 'fastify';
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
-/** Writes one line of a request's bindings and fields, every value already safe to log, as its parent logger would. */
-export type SafeLineWriter = (level: Level, bindings: Record<string, unknown>, fields: Record<string, unknown>, message: string) => void;
+/**
+ * A writer of lines whose every value is already safe to log (the answer line, request-log.ts), given to makeChildrenLazy:
+ * it writes a request's line with the bindings, as the parent would, without building a child. Opaque here: its user checks
+ * what it is (instanceof), so no cast stands between the two.
+ */
+export type SafeLineWriter = object;
 type Bindings = Parameters<FastifyBaseLogger['child']>[0];
 type ChildOptions = NonNullable<Parameters<FastifyBaseLogger['child']>[1]>;
 type ChildMaker = (bindings: Bindings, options: ChildOptions) => FastifyBaseLogger;
@@ -74,16 +78,16 @@ export class LazyChildLogger {
 
 
   /**
-   * Writes a line of fields that need no redaction (every value already made safe, as the answer line's are) without the
-   * redaction pass, which costs more than the rest of writing the line; any other logger writes it as usual.
+   * The safe line writer given to makeChildrenLazy, while a line written now needs no child (none was built, and it would
+   * only add bindings): the caller writes with it and `bindings`, as this logger would. Otherwise null: log as usual.
    */
-  safeLine(level: Level, fields: Record<string, unknown>, message: string): void {
-    if (!this.isLevelEnabled(level)) return;
-    if (this.#child === undefined && this.#plainChild && this.#safeLines !== null) {
-      this.#safeLines(level, this.#bindings as Record<string, unknown>, fields, message);
-      return;
-    }
-    this.#write(level, [fields, message]);
+  safeLineWriter(): SafeLineWriter | null {
+    return this.#child === undefined && this.#plainChild ? this.#safeLines : null;
+  }
+
+  /** The fields this logger adds to every line. */
+  get bindings(): Record<string, unknown> {
+    return this.#bindings as Record<string, unknown>;
   }
 
   fatal(...args: unknown[]): void {
@@ -139,12 +143,6 @@ export function makeChildrenLazy(root: FastifyBaseLogger, safeLines: SafeLineWri
     if (this !== root) return pinoChild.call(this, bindings, options);
     return new LazyChildLogger(root, bindings, options ?? {}, safeLines, realChild) as unknown as FastifyBaseLogger;
   };
-}
-
-/** Writes a line whose every field is already safe to log: without redaction when the logger can. */
-export function logSafeLine(log: FastifyBaseLogger, level: Level, fields: Record<string, unknown>, message: string): void {
-  if (log instanceof LazyChildLogger) log.safeLine(level, fields, message);
-  else if (logsAt(log, level)) log[level](fields, message);
 }
 
 /** Whether a line at `level` would be written (any logger without the check: assume it would). */

@@ -8,8 +8,10 @@ import { test } from 'node:test';
 import pino from 'pino';
 
 import type { FastifyBaseLogger } from 'fastify';
-import { LazyChildLogger, logSafeLine, logsAt, withBindings } from '../../../src/http/lazy-child-logger.ts';
-import { loggingOptions } from '../../../src/http/request-log.ts';
+import fc from 'fast-check';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LazyChildLogger, logsAt, withBindings } from '../../../src/http/lazy-child-logger.ts';
+import { hundredthsText, loggingOptions, logResponse, quotedAsIs } from '../../../src/http/request-log.ts';
 
 const lazyChild = (parent: FastifyBaseLogger, bindings: Record<string, unknown>) =>
   new LazyChildLogger(parent, bindings, {}) as unknown as FastifyBaseLogger;
@@ -87,7 +89,21 @@ test("more bindings (a traced request's trace id) are written on its lines, stil
   );
 });
 
-test("the answer line, written by hand without redaction, is byte for byte the line pino writes (but for the time)", () => {
+interface Answered {
+  readonly bindings: Record<string, string>;
+  readonly method: string;
+  readonly route: string | undefined;
+  readonly url: string;
+  readonly statusCode: number;
+  readonly elapsedTime: number;
+  readonly code: string | undefined;
+}
+
+/**
+ * Each answer logged twice through the real logging set-up: by logResponse, through a request's lazy logger (the line written
+ * by hand), and by pino itself (a real child of that logger's real child, given the same fields); the two lines of each.
+ */
+function answerLinesTwice(answers: readonly Answered[]): [string, string][] {
   const dir = mkdtempSync(join(tmpdir(), 'account-api-line-'));
   const path = join(dir, 'out.log');
   const fd = openSync(path, 'w');
@@ -95,24 +111,90 @@ test("the answer line, written by hand without redaction, is byte for byte the l
     const { fastify: { loggerInstance }, flush, lazyRequestLoggers } = loggingOptions('info', fd);
     const parent = loggerInstance as unknown as FastifyBaseLogger;
     lazyRequestLoggers(parent);
-    const bindings = { reqId: '0f8fad5b-d9cb-469f-a165-70867728950e', trace_id: 'abc' };
-    // As Fastify's default factory makes a request's logger: the root's child().
-    const lazy = parent.child(bindings);
-    const fields = { method: 'GET', route: '/api/v0/user', path: '/api/v0/us"er\\x', statusCode: 401, responseTime: 0.41, code: 'key_expired', absent: undefined };
-    logSafeLine(lazy, 'info', fields, 'request completed');
-    // pino's own line: a real child of the lazy one's real child, with no bindings of its own.
-    lazy.child({}).info(fields, 'request completed');
-    // Any other line still goes through redaction.
-    lazy.info({ headers: { authorization: 'Basic c2VjcmV0' } }, 'headers');
+    for (const answer of answers) {
+      // As Fastify's default factory makes a request's logger: the root's child().
+      const lazy = parent.child(answer.bindings);
+      assert.ok(lazy instanceof LazyChildLogger);
+      const request = { method: answer.method, url: answer.url, log: lazy } as unknown as FastifyRequest;
+      const reply = { statusCode: answer.statusCode, elapsedTime: answer.elapsedTime, failure: answer.code === undefined ? null : { code: answer.code } };
+      logResponse(request, reply as unknown as FastifyReply, answer.route);
+      // pino's own line: the same fields, through a real child (no bindings of its own) of the lazy logger's real child.
+      logResponse({ ...request, log: lazy.child({}) } as FastifyRequest, reply as unknown as FastifyReply, answer.route);
+    }
     flush();
-    const [byHand, byPino, other] = readFileSync(path, 'utf8').split('\n');
-    const withoutTime = (line: string | undefined) => (line ?? '').replace(/"time":\d+/, '"time":0');
-    assert.equal(withoutTime(byHand), withoutTime(byPino));
-    assert.deepEqual((JSON.parse(other!) as { headers: unknown }).headers, { authorization: '[redacted]' });
+    const lines = readFileSync(path, 'utf8').split('\n');
+    assert.equal(lines.pop(), '', 'the last line is not whole');
+    assert.equal(lines.length, 2 * answers.length);
+    return answers.map((_, index) => [lines[2 * index]!, lines[2 * index + 1]!]);
   } finally {
     closeSync(fd);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const withoutTime = (line: string) => line.replace(/"time":\d+/, '"time":0');
+
+test("the answer line, written by hand without redaction, is byte for byte the line pino writes (but for the time)", () => {
+  const [[byHand, byPino]] = answerLinesTwice([
+    {
+      bindings: { reqId: '0f8fad5b-d9cb-469f-a165-70867728950e', trace_id: 'abc' },
+      method: 'GET',
+      route: '/api/v0/user',
+      url: '/api/v0/us"er\\x?key=secret',
+      statusCode: 401,
+      elapsedTime: 0.4123,
+      code: 'key_expired',
+    },
+  ]) as [[string, string]];
+  assert.equal(withoutTime(byHand), withoutTime(byPino));
+  const line = JSON.parse(byHand) as Record<string, unknown>;
+  assert.deepEqual(
+    { ...line, time: 0, pid: 0, hostname: '' },
+    { level: 30, time: 0, pid: 0, hostname: '', reqId: '0f8fad5b-d9cb-469f-a165-70867728950e', trace_id: 'abc', method: 'GET', route: '/api/v0/user', path: '/api/v0/us"er\\x', statusCode: 401, responseTime: 0.41, code: 'key_expired', msg: 'request completed' },
+  );
+});
+
+test('any answer line, whatever its text (quotes, control characters, beyond ASCII, lone surrogates), is the line pino writes', () => {
+  const text = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.constantFrom('', '"', '\\', '\u2028', '\ud800', '\u007f', 'é'));
+  const answer: fc.Arbitrary<Answered> = fc.record({
+    bindings: fc.record({ reqId: text }, { requiredKeys: [] }).chain((bindings) => fc.record({ trace_id: text }, { requiredKeys: [] }).map((more) => ({ ...bindings, ...more }))),
+    method: fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH'),
+    route: fc.option(fc.oneof(fc.constantFrom('/api/v0/user', '/api/v0/hello'), text), { nil: undefined }),
+    url: fc.oneof(text.map((rest) => `/${rest}`), fc.constantFrom('/api/v0/user', '/api/v0/settings/timezones?x=1')),
+    statusCode: fc.integer({ min: 100, max: 599 }),
+    elapsedTime: fc.oneof(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.integer({ min: 0, max: 10_000_000 }).map((n) => n / 1000)),
+    code: fc.option(fc.oneof(fc.constantFrom('key_expired', 'rate_limited'), text), { nil: undefined }),
+  });
+  fc.assert(
+    fc.property(fc.array(answer, { minLength: 1, maxLength: 20 }), (answers) => {
+      for (const [byHand, byPino] of answerLinesTwice(answers)) assert.equal(withoutTime(byHand), withoutTime(byPino));
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test('quotedAsIs quotes only text JSON.stringify leaves as it is, and hundredthsText writes numbers as JSON.stringify does', () => {
+  fc.assert(
+    fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' })), (text) => {
+      const quoted = quotedAsIs(text);
+      if (quoted !== null) assert.equal(quoted, JSON.stringify(text));
+      // Every character from space to tilde but the quote and the backslash is quoted as it stands.
+      if (/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(text)) assert.notEqual(quoted, null);
+    }),
+    { numRuns: 2000 },
+  );
+  const numbers = fc.oneof(
+    fc.double({ noNaN: false }),
+    fc.integer({ min: -1000, max: 1e13 }).map((n) => n / 100),
+    fc.integer({ min: 0, max: 1e7 }).map((n) => Math.round((n / 997) * 100) / 100),
+    fc.constantFrom(0, -0, 0.01, 0.1, 0.07, 1.1, 9.99, 1e10, 1e10 - 0.01, 1e10 + 0.01, 4503599627370496.5, Number.MAX_VALUE, Infinity),
+  );
+  fc.assert(
+    fc.property(numbers, (value) => {
+      assert.equal(hundredthsText(value), JSON.stringify(value));
+    }),
+    { numRuns: 20_000 },
+  );
 });
 
 test("the app logger's child() makes lazy loggers, so Fastify's default factory needs no childLoggerFactory (checked on every request)", () => {

@@ -2,12 +2,13 @@
 // lines written asynchronously are all written, whole and in order, when flushed.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import fs, { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { describe, mock, test } from 'node:test';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 
-import { chunkLimitFor, loggedError, loggingOptions } from '../../../src/http/request-log.ts';
+import { chunkLimitFor, loggedError, loggingOptions, logResponse } from '../../../src/http/request-log.ts';
 
 const SECRET = 'Basic YWxpY2U6YWFwaV9saXZlX3NlY3JldA==';
 
@@ -84,6 +85,60 @@ describe('asynchronous log lines', () => {
       assert.equal(loggingOptions('info', fd).chunkBytes, 64 * 1024);
     } finally {
       closeSync(fd);
+      closeSync(pipe);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('are counted in bytes, not characters: to a pipe, every write holds whole lines and at most PIPE_BUF of them', (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'account-api-log-'));
+    execFileSync('mkfifo', [join(dir, 'pipe')]);
+    // Read and write (Linux), so that opening does not wait for a reader; what is written stays in the pipe (64 KiB) to be read.
+    const pipe = openSync(join(dir, 'pipe'), 'r+');
+    const writes: number[] = [];
+    const writeSync = fs.writeSync;
+    mock.method(fs, 'writeSync', function (this: unknown, ...args: Parameters<typeof fs.writeSync>) {
+      if (args[0] === pipe && ArrayBuffer.isView(args[1])) writes.push(args[1].byteLength);
+      return (writeSync as (...values: unknown[]) => number).apply(this, args);
+    });
+    t.after(() => mock.restoreAll());
+    try {
+      const { fastify: { loggerInstance }, flush, lazyRequestLoggers } = loggingOptions('info', pipe);
+      const root = loggerInstance as unknown as FastifyBaseLogger;
+      lazyRequestLoggers(root);
+      const expected: string[] = [];
+      for (let index = 0; index < 150; index++) {
+        // Three bytes a character in UTF-8 (a line counted in characters would overfill a chunk), four for the emoji.
+        const path = index % 3 === 0 ? `/api/v0/${'€'.repeat(40)}` : index % 3 === 1 ? `/api/v0/${'\u{1F600}'.repeat(10)}` : '/api/v0/user';
+        const request = { method: 'GET', url: path, log: root.child({ reqId: `r-${index}` }) } as unknown as FastifyRequest;
+        logResponse(request, { statusCode: 200, elapsedTime: 1, failure: null } as unknown as FastifyReply, '/api/v0/user');
+        expected.push(`r-${index}`);
+        if (index === 75) {
+          // One line longer than a chunk: it leaves on its own, after every line before it.
+          (root as unknown as { warn(fields: object, message: string): void }).warn({ padding: 'é'.repeat(3000) }, 'long');
+          expected.push('long');
+        }
+      }
+      flush();
+      const bytes = Buffer.alloc(128 * 1024);
+      const read = readSync(pipe, bytes);
+      const text = bytes.subarray(0, read).toString('utf8');
+      const lines = text.split('\n');
+      assert.equal(lines.pop(), '', 'the last line is not whole');
+      assert.deepEqual(lines.map((line) => { const parsed = JSON.parse(line) as { reqId?: string; msg: string }; return parsed.reqId ?? parsed.msg; }), expected);
+      assert.ok(lines.some((line) => line.includes('€'.repeat(40))) && lines.some((line) => line.includes('\u{1F600}')), 'text beyond ASCII was not written as it is');
+      assert.equal(writes.reduce((sum, size) => sum + size, 0), read);
+      const oversized = writes.filter((size) => size > 4096);
+      assert.equal(oversized.length, 1, `writes over PIPE_BUF: ${oversized.join(', ')}`);
+      assert.ok(oversized[0]! > 6000, 'only the long line may leave in a write over PIPE_BUF');
+      assert.ok(writes.length >= 5, 'the lines were not gathered in chunks');
+      // Every write ends at the end of a line.
+      let offset = 0;
+      for (const size of writes) {
+        offset += size;
+        assert.equal(bytes[offset - 1], 0x0a, 'a write ended inside a line');
+      }
+    } finally {
       closeSync(pipe);
       rmSync(dir, { recursive: true, force: true });
     }
