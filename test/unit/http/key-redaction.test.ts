@@ -1,6 +1,8 @@
 // Protects the spotting of API keys in text that would be echoed or logged: in clear, percent-encoded, base64, cut short.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 
 import { issueKey } from '../../../src/domain/api-keys.ts';
@@ -98,6 +100,21 @@ describe('loggablePath', () => {
       assert.equal(loggablePath('/api/v0/settings'), '/api/v0/settings');
       assert.equal(loggablePath(`/${Buffer.from(`alice:${KEY}`).toString('base64')}`), '/[redacted]');
     }
+  });
+
+  test('the memory of cleared paths holds the paths, not the URLs they were cut from (a long query string each)', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heapUsed = () => {
+      gc();
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = heapUsed();
+    // Fresh URLs, as the parser gives each request; each path a run of base64 characters that only the full scan clears.
+    for (let index = 0; index < 500; index++) loggablePath(`/api/v0/settings/kept${index}?q=${'x'.repeat(16_000)}${index}`);
+    const held = heapUsed() - before;
+    assert.ok(held < 2 * 1024 * 1024, `500 remembered paths hold ${(held / 1048576).toFixed(1)} MiB: their whole URLs`);
   });
 
   test('cuts a long path to 256 characters', () => {
