@@ -14,6 +14,8 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
  */
 export type SafeLineWriter = object;
 type Bindings = Parameters<FastifyBaseLogger['child']>[0];
+/** Binding names a pino child leaves out of its lines (pino's asChindings): a line with any of them needs the real child. */
+const SKIPPED_BY_PINO = ['level', 'serializers', 'formatters', 'customLevels'];
 type ChildOptions = NonNullable<Parameters<FastifyBaseLogger['child']>[1]>;
 type ChildMaker = (bindings: Bindings, options: ChildOptions) => FastifyBaseLogger;
 
@@ -21,8 +23,8 @@ export class LazyChildLogger {
   readonly #parent: FastifyBaseLogger;
   readonly #bindings: Bindings;
   readonly #options: ChildOptions;
-  /** Only adds bindings (no level, serializers or redaction of its own): it writes what its parent would with them. */
-  readonly #plainChild: boolean;
+  /** Whether the child would only add bindings (#isPlain); worked out on the first line written, not for every request. */
+  #plain: boolean | undefined;
   /** Writes lines made only of fields already made safe (the answer line) without redaction; or none. */
   readonly #safeLines: SafeLineWriter | null;
   /** Builds the real child of the parent (pino's own child(), when the parent's child() is the one making these). */
@@ -39,9 +41,17 @@ export class LazyChildLogger {
     this.#parent = parent;
     this.#bindings = bindings;
     this.#options = options;
-    this.#plainChild = Object.keys(options).length === 0;
     this.#safeLines = safeLines;
     this.#makeChild = makeChild;
+  }
+
+  /**
+   * Whether the child would only add bindings: no level, serializers or redaction of its own, and no binding pino leaves out
+   * of a child's lines (SKIPPED_BY_PINO). Then it writes what its parent would, given the bindings as the line's first fields.
+   */
+  #isPlain(): boolean {
+    this.#plain ??= Object.keys(this.#options).length === 0 && !SKIPPED_BY_PINO.some((name) => Object.hasOwn(this.#bindings, name));
+    return this.#plain;
   }
 
   #real(): FastifyBaseLogger {
@@ -68,7 +78,7 @@ export class LazyChildLogger {
     const [first, ...rest] = args;
     // A line of fields, as the request's answer line is: the parent writes it with the bindings as its first fields, which is
     // the line the child would write (a child writes its bindings right after the parent's), without building a child.
-    if (this.#child === undefined && this.#plainChild && isPlainObject(first)) {
+    if (this.#child === undefined && isPlainObject(first) && this.#isPlain()) {
       (this.#parent[level] as (...values: unknown[]) => void)({ ...this.#bindings, ...first }, ...rest);
       return;
     }
@@ -82,7 +92,7 @@ export class LazyChildLogger {
    * only add bindings): the caller writes with it and `bindings`, as this logger would. Otherwise null: log as usual.
    */
   safeLineWriter(): SafeLineWriter | null {
-    return this.#child === undefined && this.#plainChild ? this.#safeLines : null;
+    return this.#child === undefined && this.#safeLines !== null && this.#isPlain() ? this.#safeLines : null;
   }
 
   /** The fields this logger adds to every line. */

@@ -48,6 +48,8 @@ const PIPE_BUF = 4096;
  * workers share stdout's open file (and so its offset). Lines may leave in bigger chunks there: fewer system calls.
  */
 const FILE_CHUNK = 64 * 1024;
+/** The most bytes of lines a failing destination (a full disk) may hold back to try again; past it, lines are dropped. */
+const MOST_BYTES_WAITING = 16 * 1024 * 1024;
 
 /** How many bytes of whole lines one write may carry to `fd`: PIPE_BUF to a pipe or a socket, FILE_CHUNK to a file. */
 export function chunkLimitFor(fd: number): number {
@@ -95,25 +97,35 @@ export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
   // SonicBoom only writes: given a whole chunk, synchronously, retrying what a full pipe refuses (EAGAIN). The lines are
   // gathered here, as bytes in one buffer that every chunk reuses: SonicBoom's own buffer appends to one string and measures
   // it again on every line, which costs more than the line itself once a few kilobytes wait; and an array of lines joined at
-  // the end is copied twice more (joined, then encoded), ~1,000 instructions a line under callgrind. SonicBoom keeps no hold
-  // of a chunk once its synchronous write has returned (a single buffer is written as it is, to its end), so the buffer is
-  // free again for the next lines.
-  const out = pino.destination({ dest: fd, sync: true, contentMode: 'buffer' });
+  // the end is copied twice more (joined, then encoded), ~1,000 instructions a line under callgrind.
+  // A chunk written whole leaves SonicBoom nothing to hold (a single buffer is written as it is, to its end). A write that
+  // fails (a full disk, EIO) is kept by SonicBoom, as a view of the chunk, and tried again before the next one: the chunk is
+  // then left to it and a new one taken, so that no line overwrites bytes still waiting. What waits is bounded (maxLength):
+  // past it, new lines are dropped rather than held without end; and the failure is not thrown at the request that logged.
+  const out = pino.destination({ dest: fd, sync: true, contentMode: 'buffer', maxLength: MOST_BYTES_WAITING });
+  let failed = false;
+  out.on('error', () => {
+    failed = true;
+  });
   // In contentMode 'buffer', SonicBoom's write() takes bytes (its README); its types know only strings.
   const writeBytes = out.write as unknown as (this: typeof out, bytes: Buffer) => boolean;
   const chunkBytes = chunkLimitFor(fd);
-  const chunk = Buffer.allocUnsafe(chunkBytes);
+  let chunk = Buffer.allocUnsafe(chunkBytes);
   let used = 0;
   const writeChunk = () => {
     const bytes = used;
     used = 0;
     writeBytes.call(out, chunk.subarray(0, bytes));
+    if (failed) {
+      failed = false;
+      chunk = Buffer.allocUnsafe(chunkBytes);
+    }
   };
   const flush = () => {
     try {
       if (used > 0) writeChunk();
     } catch {
-      // The stream is already closed, or the reader has gone: nothing more can be saved.
+      // The stream is already closed: nothing more can be saved.
     }
   };
   let pending: NodeJS.Timeout | null = null;
@@ -162,6 +174,8 @@ export interface AnswerFields {
 }
 
 const ANSWER_MESSAGE = 'request completed';
+/** Binding names pino leaves out of a child's line (level...) or writes through a serializer (err, req, res). */
+const NOT_PLAIN_BINDINGS = new Set(['level', 'serializers', 'formatters', 'customLevels', 'err', 'req', 'res']);
 /** Routes whose text is kept (the route patterns, and 'unmatched': a few dozen). */
 const MOST_ROUTES_KEPT = 256;
 
@@ -185,7 +199,7 @@ export class AnswerLines {
   /** pino's base fields, in its order after level and time: pid, hostname. */
   readonly #base: string;
   readonly #baseIsAscii: boolean;
-  readonly #prefixes = new Map<string, string>();
+  readonly #prefixes = new Map<string, string | null>();
   /** `,"method":"GET","route":"/api/v0/user","path":` by route, then method. */
   readonly #routeTexts = new Map<string, { readonly method: string; readonly text: string; readonly ascii: boolean }[]>();
   #lastTime = -1;
@@ -201,8 +215,13 @@ export class AnswerLines {
     this.#baseIsAscii = isAscii(this.#base);
   }
 
-  /** One answer line at info, with the request logger's `bindings` as pino writes a child's, before the fields. */
-  write(bindings: Record<string, unknown>, fields: AnswerFields): void {
+  /**
+   * One answer line at info, with the request logger's `bindings` as pino writes a child's, before the fields. False, and
+   * nothing written, for bindings this does not write as pino would (a value that is not a string, a name pino skips or
+   * serialises, a name that needs escaping): the caller logs through pino then. A request's bindings are its id, and its
+   * trace's ids when traced: strings under plain names.
+   */
+  write(bindings: Record<string, unknown>, fields: AnswerFields): boolean {
     const now = Date.now();
     if (now !== this.#lastTime) {
       this.#lastTime = now;
@@ -213,12 +232,14 @@ export class AnswerLines {
     for (const name in bindings) {
       const value = bindings[name];
       if (value === undefined) continue;
-      let text = typeof value === 'string' ? quotedAsIs(value) : null;
+      const prefix = this.#prefixOf(name);
+      if (prefix === null || typeof value !== 'string') return false;
+      let text = quotedAsIs(value);
       if (text === null) {
         text = JSON.stringify(value);
         ascii = false;
       }
-      line += this.#prefixOf(name) + text;
+      line += prefix + text;
     }
     const { text: routeText, ascii: routeIsAscii } = this.#routeText(fields.method, fields.route);
     let path = quotedAsIs(fields.path);
@@ -237,6 +258,7 @@ export class AnswerLines {
     }
     line += `,"msg":"${ANSWER_MESSAGE}"}\n`;
     this.#destination.writeLine(line, ascii && routeIsAscii ? line.length : Buffer.byteLength(line));
+    return true;
   }
 
   #statusText(statusCode: number): string {
@@ -247,11 +269,15 @@ export class AnswerLines {
     return text;
   }
 
-  /** `,"name":` for a binding's name: the same one or two names on every line. */
-  #prefixOf(name: string): string {
+  /**
+   * `,"name":` for a binding's name (the same one to three names on every line); null for a name pino skips or serialises
+   * (NOT_PLAIN_BINDINGS) or one that JSON escapes or that is not ASCII.
+   */
+  #prefixOf(name: string): string | null {
     let prefix = this.#prefixes.get(name);
     if (prefix === undefined) {
-      prefix = `,${JSON.stringify(name)}:`;
+      const quoted = NOT_PLAIN_BINDINGS.has(name) ? null : quotedAsIs(name);
+      prefix = quoted === null ? null : `,${quoted}:`;
       if (this.#prefixes.size < 64) this.#prefixes.set(name, prefix);
     }
     return prefix;
@@ -345,7 +371,7 @@ export function logResponse(request: FastifyRequest, reply: FastifyReply, route:
   };
   if (log instanceof LazyChildLogger) {
     const lines = log.safeLineWriter();
-    if (lines instanceof AnswerLines) return lines.write(log.bindings, fields);
+    if (lines instanceof AnswerLines && lines.write(log.bindings, fields)) return;
   }
   log.info(fields, ANSWER_MESSAGE);
 }

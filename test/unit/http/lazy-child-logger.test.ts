@@ -173,6 +173,23 @@ test('any answer line, whatever its text (quotes, control characters, beyond ASC
   );
 });
 
+test('bindings the hand-written line would not write as pino does (names pino skips or serialises, values that are not strings, names beyond ASCII) go through pino', () => {
+  const unusual: Record<string, unknown>[] = [
+    { réqId: 'r-1' },
+    { 'a"b': 'r-2' },
+    { reqId: 'r-3', level: 'debug' },
+    { reqId: 'r-4', err: 'not an error' },
+    { reqId: 'r-5', attempt: 2 },
+    { reqId: 'r-6', nested: { authorization: 'Bearer aapi_live_secret' } },
+  ];
+  const answers = unusual.map((bindings) => ({ bindings, method: 'GET', route: '/api/v0/user', url: '/api/v0/user', statusCode: 200, elapsedTime: 1, code: undefined }));
+  for (const [byHand, byPino] of answerLinesTwice(answers as unknown as Answered[])) {
+    assert.equal(withoutTime(byHand), withoutTime(byPino));
+    assert.ok(!byHand.includes('aapi_live_secret'), `a nested credential was written: ${byHand}`);
+    assert.equal(Buffer.from(byHand, 'utf8').toString('utf8'), byHand);
+  }
+});
+
 test('quotedAsIs quotes only text JSON.stringify leaves as it is, and hundredthsText writes numbers as JSON.stringify does', () => {
   fc.assert(
     fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' })), (text) => {

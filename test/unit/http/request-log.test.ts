@@ -143,4 +143,51 @@ describe('asynchronous log lines', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test('a write that fails (a full disk) throws at no request, and every line still leaves once, whole and in order', (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'account-api-log-'));
+    const path = join(dir, 'out.log');
+    const fd = openSync(path, 'w');
+    let diskFull = false;
+    let refused = 0;
+    const writeSync = fs.writeSync;
+    mock.method(fs, 'writeSync', function (this: unknown, ...args: Parameters<typeof fs.writeSync>) {
+      if (args[0] === fd && diskFull) {
+        refused++;
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
+      }
+      return (writeSync as (...values: unknown[]) => number).apply(this, args);
+    });
+    t.after(() => mock.restoreAll());
+    try {
+      const { fastify: { loggerInstance }, flush, lazyRequestLoggers } = loggingOptions('info', fd);
+      const root = loggerInstance as unknown as FastifyBaseLogger;
+      lazyRequestLoggers(root);
+      const lines = 1200;
+      for (let index = 0; index < lines; index++) {
+        diskFull = index >= 300 && index < 700;
+        // Lines of many lengths, so that chunks end at different places; answer lines and pino's own, in turn.
+        const url = `/api/v0/${'x'.repeat(50 + ((index * 37) % 200))}`;
+        if (index % 2 === 0) {
+          const request = { method: 'GET', url, log: root.child({ reqId: `r-${index}` }) } as unknown as FastifyRequest;
+          logResponse(request, { statusCode: 200, elapsedTime: 1, failure: null } as unknown as FastifyReply, '/api/v0/user');
+        } else {
+          (root as unknown as { info(fields: object, message: string): void }).info({ reqId: `r-${index}`, path: url }, 'other');
+        }
+      }
+      diskFull = false;
+      flush();
+      assert.ok(refused > 0, 'no write was refused: the test tests nothing');
+      const written = readFileSync(path, 'utf8').split('\n');
+      assert.equal(written.pop(), '', 'the last line is not whole');
+      assert.deepEqual(
+        written.map((line) => (JSON.parse(line) as { reqId: string }).reqId),
+        Array.from({ length: lines }, (_, index) => `r-${index}`),
+        'lines were lost, doubled, cut or reordered',
+      );
+    } finally {
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
