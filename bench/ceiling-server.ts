@@ -13,7 +13,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import timezoneData from '../src/domain/timezones.json' with { type: 'json' };
 import { issueKey } from '../src/domain/api-keys.ts';
-import { matchesEtag } from '../src/http/etag.ts';
+import { matchesEtag } from '../src/http/wire/etag.ts';
 import type { CallId } from './calls.ts';
 import { loadTemplates, type HeaderTemplate } from './header-templates.ts';
 

@@ -2,8 +2,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { adminTokenId } from '../domain/admin-tokens.ts';
 import { digestMatches, hashKey, keyDigest, parseKey } from '../domain/api-keys.ts';
-import { HttpError } from '../http/http-error.ts';
-import type { AuthAttempt, RateBudgets } from '../http/rate-limits.ts';
+import { HttpError } from '../http/failures/http-error.ts';
+import type { AuthAttempt, RateBudgets } from '../http/limits/rate-limits.ts';
 import type { Store } from '../store/store.ts';
 
 /** `token`: an admin token is required. `public`: answered without one (the OpenAPI document). */

@@ -1,5 +1,5 @@
 // Every failure `code` the admin API answers with, by status: the public table's shared codes plus the admin port's own.
-import { FAILURE_CODES } from '../http/failure-codes.ts';
+import { FAILURE_CODES } from '../http/failures/failure-codes.ts';
 
 export const ADMIN_FAILURE_CODES = {
   400: [

@@ -2,7 +2,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { precompress, sendPrecompressed, type Precompressed } from '../http/compression.ts';
+import { precompress, sendPrecompressed, type Precompressed } from '../http/wire/compression.ts';
 import { ADMIN_SCHEMAS } from './admin-schemas.ts';
 
 const DESCRIPTION = `The admin API of account-api: accounts, their API keys and the audit trail, for the operators' own tools.

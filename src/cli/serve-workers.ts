@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { AggregatorRegistry, type PrometheusContentType } from 'prom-client';
 import type { Config } from '../config.ts';
-import { listenForMetrics, type MetricsListener } from '../http/metrics-listener.ts';
+import { listenForMetrics, type MetricsListener } from '../http/observability/metrics-listener.ts';
 import { prepareStore, serverUrl } from '../server.ts';
 import { ConnectingStore, isStoreUnavailable } from '../store/connecting-store.ts';
 import { describeDatabase, openStore } from '../store/open-store.ts';

@@ -2,7 +2,7 @@
 import type { Server as HttpServer } from 'node:http';
 import { Server } from 'node:net';
 import type { FastifyReply } from 'fastify';
-import { HttpError } from './http-error.ts';
+import { HttpError } from './failures/http-error.ts';
 
 export interface DrainOptions {
   readonly retryAfterSeconds: number;

@@ -6,13 +6,13 @@
 // What a step needs of its route (access rule, pattern, metric series) is worked out once, when the route is added.
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { recordAnswer, type RecordedRoute } from './answer-records.ts';
+import { recordAnswer, type RecordedRoute } from './observability/answer-records.ts';
 import { Drain } from './drain-on-close.ts';
-import { METRICS_PATH, type Metrics } from './metrics.ts';
-import { LoadMonitor } from './overload.ts';
-import type { RateBudgets } from './rate-limits.ts';
-import { answerExpectations, framingFailure } from './request-framing.ts';
-import { cors } from './cors.ts';
+import { METRICS_PATH, type Metrics } from './observability/metrics.ts';
+import { LoadMonitor } from './limits/overload.ts';
+import type { RateBudgets } from './limits/rate-limits.ts';
+import { answerExpectations, framingFailure } from './wire/request-framing.ts';
+import { cors } from './wire/cors.ts';
 import { TurnBatch } from './turn-batch.ts';
 import type { Tracing } from '../tracing/tracing.ts';
 

@@ -1,7 +1,7 @@
 // GET /healthz (the process answers) and GET /readyz (its engines answer), outside the versioned API for load balancers.
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../domain/errors.ts';
-import { success } from '../http/envelope.ts';
+import { success } from '../http/wire/envelope.ts';
 
 export interface ReadinessCheck {
   readonly name: string;

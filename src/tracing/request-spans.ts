@@ -11,8 +11,8 @@ import {
   ATTR_URL_PATH,
 } from '@opentelemetry/semantic-conventions';
 import type { FastifyInstance } from 'fastify';
-import { loggablePath } from '../http/key-redaction.ts';
-import { withBindings } from '../http/lazy-child-logger.ts';
+import { loggablePath } from '../http/observability/key-redaction.ts';
+import { withBindings } from '../http/observability/lazy-child-logger.ts';
 
 export interface RequestTracer {
   readonly tracer: Tracer;

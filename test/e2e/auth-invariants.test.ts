@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.ts';
 import { composeKey, issueKey } from '../../src/domain/api-keys.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { loadTimezoneCatalog } from '../../src/domain/timezones.ts';
-import { createMetrics } from '../../src/http/metrics.ts';
+import { createMetrics } from '../../src/http/observability/metrics.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { basic } from '../support/http.ts';
 import { redisSkipReason, TEST_REDIS_URL, uniqueKeyPrefix } from '../support/redis.ts';

@@ -152,7 +152,7 @@ describe('the /docs page in a real browser', () => {
       assert.ok(requests.includes(`${server.url}${call}`), `the page never sent ${call}; it asked for ${requests.join(', ')}`);
     }
     const blocked = consoleErrors.filter((text) => /Content Security Policy|CSP violation/i.test(text));
-    assert.deepEqual(blocked, [], "the Content Security Policy blocked part of the page (/docs's policy is set in src/http/openapi.ts)");
+    assert.deepEqual(blocked, [], "the Content Security Policy blocked part of the page (/docs's policy is set in src/http/wire/openapi.ts)");
     assert.deepEqual(pageErrors, [], 'the page threw');
   });
 

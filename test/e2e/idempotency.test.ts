@@ -5,7 +5,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import pg from 'pg';
 import { call, failureMessage, type CallOptions, type CallResult } from '../support/http.ts';
-import { fingerprint } from '../../src/http/idempotency.ts';
+import { fingerprint } from '../../src/http/writes/idempotency.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { requiring } from '../support/requiring.ts';
 import { cliOk, createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';

@@ -10,8 +10,8 @@ import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { DISPLAY_NAME_MAX_LENGTH } from '../../src/domain/names.ts';
 import { loadTimezoneCatalog } from '../../src/domain/timezones.ts';
-import { createMetrics } from '../../src/http/metrics.ts';
-import { FAILURE_CODES } from '../../src/http/failure-codes.ts';
+import { createMetrics } from '../../src/http/observability/metrics.ts';
+import { FAILURE_CODES } from '../../src/http/failures/failure-codes.ts';
 import { demoAccounts } from '../../src/sandbox/demo-accounts.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { call, type CallOptions, type CallResult } from '../support/http.ts';
@@ -218,7 +218,7 @@ describe('the document', () => {
       assert.equal(license?.identifier, 'LicenseRef-UNLICENSED', 'package.json declares no licence: the document must not name one');
       assert.match(license.name, /^UNLICENSED \(no licence is declared/);
     } else {
-      assert.equal(license?.identifier, declared, 'info.license should be the licence package.json declares (src/http/openapi.ts)');
+      assert.equal(license?.identifier, declared, 'info.license should be the licence package.json declares (src/http/wire/openapi.ts)');
     }
   });
 

@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../domain/errors.ts';
 import type { TimezoneCatalog } from '../../domain/timezones.ts';
-import { HttpError } from '../../http/http-error.ts';
-import { success } from '../../http/envelope.ts';
+import { HttpError } from '../../http/failures/http-error.ts';
+import { success } from '../../http/wire/envelope.ts';
 import { createAccount, deleteAccount, findAccount, setPremium, updateAccount } from '../../operations/accounts.ts';
 import type { Store } from '../../store/store.ts';
 import { actorOf } from '../admin-actor.ts';

@@ -1,7 +1,7 @@
 // GET /admin/v0/audit: the audit trail, newest first, filtered by account and time, a page at a time.
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../domain/errors.ts';
-import { success } from '../../http/envelope.ts';
+import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
 import { ADMIN_SECURITY, adminFailures, answerOf, stringParameter } from '../admin-schemas.ts';
 import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';

@@ -1,7 +1,7 @@
 // /admin/v0/accounts/{username}/keys and /admin/v0/keys/{key_id}: issue, list, roll and revoke API keys, through the domain operations.
 import type { FastifyInstance } from 'fastify';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
-import { success } from '../../http/envelope.ts';
+import { success } from '../../http/wire/envelope.ts';
 import { createKey, listKeys, revokeKey, rollKey } from '../../operations/keys.ts';
 import type { Store } from '../../store/store.ts';
 import { actorOf } from '../admin-actor.ts';

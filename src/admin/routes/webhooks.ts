@@ -1,6 +1,6 @@
 // /admin/v0/webhooks and /admin/v0/webhook-events: the `account-api webhooks` commands over HTTP, through the same operations.
 import type { FastifyInstance } from 'fastify';
-import { success } from '../../http/envelope.ts';
+import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
 import {
   addWebhookEndpoint,

@@ -1,7 +1,7 @@
 // GET and POST /hello: public endpoints for testing a client's GET and POST calls (and its credentials).
 import type { FastifyInstance } from 'fastify';
-import { success } from '../../http/envelope.ts';
-import { BODY_MEDIA_TYPES, bodyOf, failuresFor, OPTIONAL_SECURITY, successOf } from '../../http/schemas.ts';
+import { success } from '../../http/wire/envelope.ts';
+import { BODY_MEDIA_TYPES, bodyOf, failuresFor, OPTIONAL_SECURITY, successOf } from '../../http/wire/schemas.ts';
 
 const ANONYMOUS_NAME = 'World';
 

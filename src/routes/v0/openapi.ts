@@ -1,6 +1,6 @@
 // GET /openapi.json: the OpenAPI document of this API, generated from the routes' schemas.
 import type { FastifyInstance } from 'fastify';
-import { precompress, sendPrecompressed, type Precompressed } from '../../http/compression.ts';
+import { precompress, sendPrecompressed, type Precompressed } from '../../http/wire/compression.ts';
 
 export async function openApiRoutes(app: FastifyInstance) {
   // Fixed once the routes are known: serialised, compressed and given a validator on first request, then only sent.

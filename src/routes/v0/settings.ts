@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { checkTimezone } from '../../domain/timezone-choice.ts';
 import type { TimezoneCatalog } from '../../domain/timezones.ts';
-import { success } from '../../http/envelope.ts';
+import { success } from '../../http/wire/envelope.ts';
 import {
   bodilessOf,
   BODY_MEDIA_TYPES,
@@ -15,11 +15,11 @@ import {
   PREMIUM_SECURITY,
   successOf,
   withReplayedAnswers,
-} from '../../http/schemas.ts';
-import { precompress, sendPrecompressed } from '../../http/compression.ts';
-import { answerAccountWrite } from '../../http/account-writes.ts';
-import { answerConditionally, taggedView } from '../../http/conditional.ts';
-import { idempotentWrites } from '../../http/idempotency.ts';
+} from '../../http/wire/schemas.ts';
+import { precompress, sendPrecompressed } from '../../http/wire/compression.ts';
+import { answerAccountWrite } from '../../http/writes/account-writes.ts';
+import { answerConditionally, taggedView } from '../../http/writes/conditional.ts';
+import { idempotentWrites } from '../../http/writes/idempotency.ts';
 import { keyActor } from '../../operations/actor.ts';
 import type { Account, Store } from '../../store/store.ts';
 

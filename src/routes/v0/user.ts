@@ -1,9 +1,9 @@
 // GET/POST /user: the caller's account and its display name; /account is a deprecated alias of the same.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkDisplayName, DISPLAY_NAME_MAX_LENGTH } from '../../domain/names.ts';
-import { answerAccountWrite } from '../../http/account-writes.ts';
-import { answerConditionally, taggedView } from '../../http/conditional.ts';
-import { idempotentWrites } from '../../http/idempotency.ts';
+import { answerAccountWrite } from '../../http/writes/account-writes.ts';
+import { answerConditionally, taggedView } from '../../http/writes/conditional.ts';
+import { idempotentWrites } from '../../http/writes/idempotency.ts';
 import {
   bodilessOf,
   BODY_MEDIA_TYPES,
@@ -15,7 +15,7 @@ import {
   successOf,
   withReplayedAnswers,
   withRouteHeaders,
-} from '../../http/schemas.ts';
+} from '../../http/wire/schemas.ts';
 import { keyActor } from '../../operations/actor.ts';
 import type { Account, Store } from '../../store/store.ts';
 

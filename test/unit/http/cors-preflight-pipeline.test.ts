@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { loadTimezoneCatalog } from '../../../src/domain/timezones.ts';
-import { createMetrics } from '../../../src/http/metrics.ts';
+import { createMetrics } from '../../../src/http/observability/metrics.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import type { Store } from '../../../src/store/store.ts';
 

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { buildApp } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { loadTimezoneCatalog } from '../../../src/domain/timezones.ts';
-import { createMetrics } from '../../../src/http/metrics.ts';
+import { createMetrics } from '../../../src/http/observability/metrics.ts';
 import { TurnBatch } from '../../../src/http/turn-batch.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 

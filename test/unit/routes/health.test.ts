@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import Fastify from 'fastify';
-import { failureResponses } from '../../../src/http/failure-responses.ts';
+import { failureResponses } from '../../../src/http/failures/failure-responses.ts';
 import { healthRoutes } from '../../../src/routes/health.ts';
 
 function appWith(check: () => Promise<void>, maxAgeMs: number) {

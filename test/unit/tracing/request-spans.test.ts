@@ -7,7 +7,7 @@ import { buildApp } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { issueKey } from '../../../src/domain/api-keys.ts';
 import { loadTimezoneCatalog } from '../../../src/domain/timezones.ts';
-import { createMetrics } from '../../../src/http/metrics.ts';
+import { createMetrics } from '../../../src/http/observability/metrics.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import { storeNotConnected } from '../../../src/store/store-errors.ts';
 import type { Store } from '../../../src/store/store.ts';

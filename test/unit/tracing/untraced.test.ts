@@ -6,7 +6,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { buildApp } from '../../../src/app.ts';
 import { loadConfig, type Config } from '../../../src/config.ts';
 import { loadTimezoneCatalog } from '../../../src/domain/timezones.ts';
-import { createMetrics } from '../../../src/http/metrics.ts';
+import { createMetrics } from '../../../src/http/observability/metrics.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import { startTracing } from '../../../src/tracing/otel-tracing.ts';
 import { createTracing, type Tracing } from '../../../src/tracing/tracing.ts';

@@ -1,0 +1,260 @@
+// Authenticates callers from Basic credentials (username + API key) and enforces each route's `access`.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { looksLikeAdminToken } from '../../domain/admin-tokens.ts';
+import { digestMatches, hashKey, keyDigest, parseKey, type KeyEnvironment, type ParsedKey } from '../../domain/api-keys.ts';
+import { EXPIRY_WARNING_MS } from '../../operations/expiry.ts';
+import type { Account, Credential, Store } from '../../store/store.ts';
+import { parseBasicCredentials, type BasicCredentials } from './basic-credentials.ts';
+import { HttpError } from '../failures/http-error.ts';
+import type { AuthAttempt, RateBudgets } from '../limits/rate-limits.ts';
+import { loggableUsername } from '../observability/key-redaction.ts';
+import { VerifiedKeys } from './verified-keys.ts';
+
+/** `public`: credentials optional, checked when sent. `premium`: a valid key of a Premium account. */
+export type Access = 'public' | 'premium';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated account, or null on a public route called without credentials. */
+    caller: Account | null;
+    /** The key row that authenticated this request (its scope and expiry), or null. */
+    credential: Credential | null;
+  }
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+}
+
+export interface AuthenticateOptions {
+  readonly store: Store;
+  readonly environment: KeyEnvironment;
+  readonly realm: string;
+  /** How often at most a key's `last used` time is written: one write per key per interval, not per request. */
+  readonly touchIntervalMs: number;
+  /** Told of every failed authentication (the 401 code), for metrics. */
+  readonly onFailure?: (reason: string) => void;
+}
+
+/** True when `name` (lower case) appears more than once among Node's raw header names and values. */
+function repeatsHeader(rawHeaders: readonly string[], name: string): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const header = rawHeaders[i]!;
+    if (header.length !== name.length || header.toLowerCase() !== name) continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
+}
+
+/** Carried by every answer a key authenticates while it has less than EXPIRY_WARNING_MS left: when it expires, in ISO 8601. */
+export const KEY_EXPIRES_HEADER = 'API-Key-Expires';
+
+// Compared against when the key id is unknown, so an unknown user costs the same work as a wrong key.
+const DECOY_HASH = hashKey('aapi_live_decoy');
+const TOUCH_MEMORY_LIMIT = 10_000;
+
+/** What the route asks of an authenticated caller: Premium, and a write key for anything but a read. */
+function checkAccess(request: FastifyRequest, access: Access): void {
+  if (access === 'premium' && !request.caller!.premium) {
+    throw new HttpError(403, 'premium_required', 'This endpoint needs a Premium account; this account does not have Premium.');
+  }
+  // A read key reads: anything but GET (and HEAD) on a protected route changes the account, and needs a write key.
+  if (request.credential!.scope === 'read' && access === 'premium' && request.method !== 'GET' && request.method !== 'HEAD') {
+    throw new HttpError(403, 'insufficient_scope', `This call needs a key of scope 'write'; this key's scope is 'read' (GET only).`);
+  }
+}
+
+/** Authenticates one request for a route of the given access rule; throws the 400, 401, 403 or 429 that refuses it. */
+export type Authenticate = (request: FastifyRequest, reply: FastifyReply, access: Access) => Promise<void> | void;
+
+/** The pipeline's authentication step (src/http/pipeline.ts); `rateBudgets` is spent as the comments below say. */
+export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOptions): Authenticate {
+  const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
+  const unauthenticated = (code: string, message: string) => new HttpError(401, code, message, { headers: challenge });
+  const lastTouched = new Map<string, number>();
+  const verifiedKeys = new VerifiedKeys();
+
+  /** Records the key's use at most once per interval; not awaited by the request, and its failure fails nothing. */
+  function touch(keyId: string, request: FastifyRequest): void {
+    const now = Date.now();
+    const previous = lastTouched.get(keyId);
+    if (previous !== undefined && now - previous < options.touchIntervalMs) return;
+    if (lastTouched.size >= TOUCH_MEMORY_LIMIT) lastTouched.clear();
+    lastTouched.set(keyId, now);
+    options.store.touchKey(keyId, new Date(now)).catch((error: unknown) => {
+      request.log.warn({ err: error }, 'could not record key use');
+    });
+  }
+
+  /** `owner`: the username in lower case, worked out once (usernames are compared without case). */
+  type Presented = { readonly credentials: BasicCredentials; readonly owner: string; readonly key: ParsedKey; readonly digest: string };
+
+  // An admin token sent here (as a Bearer token, or pasted as the password) is told where it belongs, not just "malformed".
+  const adminTokenHere = () =>
+    unauthenticated(
+      'wrong_credential_kind',
+      'This is an admin token; this port takes HTTP Basic credentials (username and API key). Send admin tokens to the admin API (ADMIN_PORT).',
+    );
+
+  /** Checks what needs no store: the header's shape, the key's shape and checksum, its environment; hashes it once. */
+  function presented(credentials: BasicCredentials | null, header: string): Presented {
+    if (credentials === null) {
+      if (/^bearer +aapi_admin_/i.test(header)) throw adminTokenHere();
+      throw unauthenticated(
+        'malformed_credentials',
+        'The Authorization header must be HTTP Basic credentials: base64 of USERNAME:API_KEY (curl -u USERNAME:API_KEY).',
+      );
+    }
+    const parsed = parseKey(credentials.password);
+    if (!parsed.ok && looksLikeAdminToken(credentials.password)) throw adminTokenHere();
+    if (!parsed.ok) {
+      throw unauthenticated(
+        'malformed_key',
+        'The API key is not in the expected format (aapi_live_... or aapi_sandbox_...); check that it was copied whole.',
+      );
+    }
+    const key = parsed.key;
+    if (key.environment !== options.environment) {
+      throw unauthenticated(
+        'wrong_environment',
+        key.environment === 'sandbox'
+          ? 'This is a sandbox key; send it to the sandbox server, or use a live key here.'
+          : 'This is a live key; the sandbox accepts only sandbox keys (aapi_sandbox_...).',
+      );
+    }
+    return { credentials, owner: credentials.username.toLowerCase(), key, digest: keyDigest(key.token) };
+  }
+
+  /** Judges the presented key against what the store holds for its id (null: nothing); throws the 401 that refuses it. */
+  function identify({ owner, digest }: Presented, credential: Credential | null): Credential {
+    const hashMatches = digestMatches(digest, credential?.hash ?? DECOY_HASH);
+    const ownerMatches = credential !== null && credential.account.username.toLowerCase() === owner;
+    if (credential === null || !hashMatches || !ownerMatches) {
+      throw unauthenticated('invalid_credentials', 'The username or API key is wrong.');
+    }
+    if (credential.revoked) {
+      throw unauthenticated('key_revoked', 'This API key has been revoked; ask the account holder for a new one.');
+    }
+    // The row's expiry against the clock, at every request: a cached row never carries a stale verdict.
+    if (credential.expiresAtMs !== null && credential.expiresAtMs <= Date.now()) {
+      const at = new Date(credential.expiresAtMs).toISOString();
+      throw unauthenticated('key_expired', `This API key expired at ${at}; use its successor, or ask the account holder for a new one.`);
+    }
+    return credential;
+  }
+
+  // Usernames are not secret and help spot a guesser; the key never appears, even when pasted into the user part.
+  function reportFailure(request: FastifyRequest, reason: string, username: string | undefined): void {
+    request.log.info(username === undefined ? { reason } : { reason, username: loggableUsername(username) }, 'auth failure');
+    options.onFailure?.(reason);
+  }
+
+  /**
+   * Runs `next` on a value that may come later: budgets counted in this process and credentials the store holds in memory
+   * answer at once, so the common request never waits for a promise or a microtask; Redis and a database read do not.
+   */
+  function then<T>(value: T | Promise<T>, next: (value: T) => void | Promise<void>): void | Promise<void> {
+    return value instanceof Promise ? value.then(next) : next(value);
+  }
+
+  /** After the budget is spent: asks the store about the key, judges it, then charges and checks what the route needs. */
+  function lookUp(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt): void | Promise<void> {
+    let found: Credential | null | Promise<Credential | null>;
+    try {
+      found = options.store.findCredential(key.key.keyId);
+    } catch (error) {
+      found = Promise.reject(error);
+    }
+    // Held in memory, the credential is judged at once: no closure on the common request.
+    if (!(found instanceof Promise)) return admit(request, reply, access, key, vouched, attempt, found);
+    return found.then(
+      (credential) => admit(request, reply, access, key, vouched, attempt, credential),
+      (error: unknown) => refused(request, key, vouched, attempt, error),
+    );
+  }
+
+  function admit(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt, credential: Credential | null): void | Promise<void> {
+    try {
+      identified(request, reply, identify(key, credential));
+    } catch (error) {
+      refused(request, key, vouched, attempt, error);
+    }
+    return admitted(request, reply, access, key, vouched, attempt);
+  }
+
+  /** A refusal of the key, or a store that could not answer: forgets or refunds as the case calls for, and passes it on. */
+  function refused(request: FastifyRequest, key: Presented, vouched: boolean, attempt: AuthAttempt, error: unknown): never {
+    if (error instanceof HttpError && error.statusCode === 401) {
+      // A remembered key that fails now (revoked, deleted) is a stranger again: its next attempts spend the budget.
+      if (vouched) verifiedKeys.forget(key.key.keyId);
+      request.keyId = null;
+      reportFailure(request, error.code, key.credentials.username);
+    } else {
+      // The store could not answer (503): no guess was judged, so the attempt is given back; a client retrying an
+      // outage must not find itself locked out when the engine returns.
+      rateBudgets.refundAuthAttempt(request, attempt);
+    }
+    throw error;
+  }
+
+  function identified(request: FastifyRequest, reply: FastifyReply, credential: Credential): void {
+    request.caller = credential.account;
+    request.credential = credential;
+    // Before any refusal that follows (the key's budget, Premium, scope): a client hears that its key is about to expire on
+    // every answer the key authenticates.
+    const { expiresAtMs } = credential;
+    if (expiresAtMs !== null && expiresAtMs - Date.now() < EXPIRY_WARNING_MS) {
+      reply.header(KEY_EXPIRES_HEADER, new Date(expiresAtMs).toISOString());
+    }
+    request.keyId = credential.keyId;
+    // Off the request path: a slow or locked store must not hold the answer back for a "last used" stamp.
+    touch(credential.keyId, request);
+  }
+
+  /** The key is right: a stranger's attempt is given back and the key remembered, its budget charged, the route's rule checked. */
+  function admitted(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt): void | Promise<void> {
+    if (vouched) return checkAccess(request, access);
+    rateBudgets.refundAuthAttempt(request, attempt);
+    verifiedKeys.remember(request.credential!.keyId, request.credential!.hash, key.owner);
+    // Every authenticated request spends its key's budget, whatever it is answered: a key without Premium too.
+    const charged = rateBudgets.charge(request, reply);
+    if (charged instanceof Promise) return charged.then(() => checkAccess(request, access));
+    return checkAccess(request, access);
+  }
+
+  return function authenticate(request, reply, access) {
+    const header = request.headers.authorization;
+    if (header === undefined) {
+      if (access === 'public') return rateBudgets.charge(request, reply);
+      reportFailure(request, 'credentials_required', undefined);
+      throw unauthenticated('credentials_required', 'This endpoint needs HTTP Basic credentials: your username and an API key.');
+    }
+    // Node keeps the first of several Authorization headers and drops the rest; which one a proxy used is anyone's guess.
+    if (repeatsHeader(request.raw.rawHeaders, 'authorization')) {
+      throw new HttpError(400, 'duplicate_header', 'The request has more than one Authorization header; send exactly one.');
+    }
+    // Parsed once: identify checks it, and a failure report names its username.
+    const credentials = parseBasicCredentials(header);
+    let key: Presented;
+    try {
+      key = presented(credentials, header);
+    } catch (error) {
+      // Refused without a store read, but a failed attempt all the same (past the budget, the 429 is the answer).
+      return then(rateBudgets.spendAuthAttempt(request, reply), () => {
+        if (error instanceof HttpError) reportFailure(request, error.code, credentials?.username);
+        throw error;
+      });
+    }
+    // Every request with a key the store may be asked about spends one budget before it is asked: a key this instance has
+    // seen right spends its own per-key budget (so even a valid key cannot drive reads past it), any other the address's
+    // failed attempts (so guesses cannot, however many arrive at once). A remembered key is not charged again (admitted).
+    if (verifiedKeys.vouchesFor(key.key.keyId, key.digest, key.owner)) {
+      request.keyId = key.key.keyId;
+      const charged = rateBudgets.charge(request, reply);
+      if (charged === undefined) return lookUp(request, reply, access, key, true, null);
+      return charged.then(() => lookUp(request, reply, access, key, true, null));
+    }
+    return then(rateBudgets.spendAuthAttempt(request, reply), (attempt) => lookUp(request, reply, access, key, false, attempt));
+  };
+}

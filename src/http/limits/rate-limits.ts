@@ -1,0 +1,158 @@
+// Request budgets (per API key on private routes, per client address on public ones) and a failed-authentication budget.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Redis } from 'ioredis';
+import type { RateLimitSettings } from '../../config.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { budgetAddress } from './budget-address.ts';
+import { HttpError } from '../failures/http-error.ts';
+import { LocalCounters, RedisCounters, type RateCounters, type WindowCount } from './rate-counters.ts';
+
+export interface RateLimitsOptions {
+  readonly settings: RateLimitSettings;
+  /** Shared counters for every instance; null keeps them in this process (per instance). */
+  readonly redis: Redis | null;
+  readonly keyPrefix: string;
+  /** Told of every 429, for metrics. */
+  readonly onRejected?: (budget: RateBudget) => void;
+  /** No proxy is trusted, so a request's address is its connection's: worked out once per connection, not per request. */
+  readonly addressIsConnection?: boolean;
+}
+
+export type RateBudget = 'per_key' | 'per_address' | 'failed_auth';
+
+/** An attempt spent from the failed-authentication budget: null when that budget is off. */
+export type AuthAttempt = { readonly window: number } | null;
+
+/** The budgets authentication spends: failed attempts per address, then requests per key or per address. */
+export interface RateBudgets {
+  /**
+   * Spends one of this address's failed-authentication attempts before any credential is checked against the store, and
+   * refuses with 429 when that was one too many: counting first is what keeps concurrent or pipelined guesses from all
+   * passing one check. An attempt that turns out right is given back (refundAuthAttempt).
+   */
+  spendAuthAttempt(request: FastifyRequest, reply: FastifyReply): AuthAttempt | Promise<AuthAttempt>;
+  /**
+   * The attempt was not a failure after all (the key was right, or the store could not be asked): it is given back, in the
+   * window it was spent in and no later one. Never fails the request.
+   */
+  refundAuthAttempt(request: FastifyRequest, attempt: AuthAttempt): void;
+  /** Charges one request to the caller's key (`request.keyId`), or to its address when it sent no credentials; 429 when spent. */
+  charge(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    rateBudgets: RateBudgets;
+  }
+  interface FastifyRequest {
+    /** The id of the key that authenticated this request, for its per-key budget. */
+    keyId: string | null;
+  }
+}
+
+/** A connection's budget counter names, kept on its socket when the address cannot change from request to request. */
+const ADDRESS_KEYS = Symbol('account-api.budget-address-keys');
+type AddressKeys = { readonly authfail: string; readonly addr: string };
+
+function addressKeysOf(address: string | undefined): AddressKeys {
+  const budget = budgetAddress(address);
+  return { authfail: `authfail:${budget}`, addr: `addr:${budget}` };
+}
+
+function unavailable(cause: unknown): DomainError {
+  return new DomainError('unavailable', 'rate_limiter_unavailable', 'Rate limiting is unavailable right now; try again shortly.', { cause });
+}
+
+/** Counts synchronously in this process; through Redis, a failure to count is a 503, never a free pass. */
+function settle<T>(outcome: WindowCount | Promise<WindowCount>, then: (count: WindowCount) => T): T | Promise<T> {
+  if (!(outcome instanceof Promise)) return then(outcome);
+  return outcome.then(then, (error: unknown) => {
+    throw unavailable(error);
+  });
+}
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+function tooMany(count: WindowCount, code: string, message: string): HttpError {
+  return new HttpError(429, code, message, { headers: { 'Retry-After': String(seconds(count.resetMs)) } });
+}
+
+function rateLimitHeaders(reply: FastifyReply, max: number, count: WindowCount): void {
+  // Lower case, as Fastify stores (and sends) every header name: a name already in lower case is not converted again.
+  reply.header('ratelimit-limit', max);
+  reply.header('ratelimit-remaining', Math.max(0, max - count.current));
+  reply.header('ratelimit-reset', seconds(count.resetMs));
+}
+
+function judgeCharge(reply: FastifyReply, max: number, count: WindowCount, byKey: boolean, onRejected?: (budget: RateBudget) => void): void {
+  rateLimitHeaders(reply, max, count);
+  if (count.current <= max) return;
+  onRejected?.(byKey ? 'per_key' : 'per_address');
+  throw tooMany(
+    count,
+    'rate_limited',
+    byKey
+      ? `This API key has used its ${max} requests for this window; wait for Retry-After seconds.`
+      : `This address has used its ${max} requests for this window; wait for Retry-After seconds.`,
+  );
+}
+
+export const rateLimits = fp(
+  async function rateLimits(app: FastifyInstance, options: RateLimitsOptions) {
+    const { settings } = options;
+    // One set of windows per budget, so that a flood spending one (fresh addresses on /hello) cannot crowd out another.
+    const local = (max: number) => new LocalCounters(settings.windowMs, { maxKeys: settings.maxWindows, countCeiling: max + 1 });
+    const counters: Record<'authfail' | 'addr' | 'key', RateCounters> =
+      options.redis === null
+        ? { authfail: local(settings.authFailuresPerAddress), addr: local(settings.perAddress), key: local(settings.perKey) }
+        : (() => {
+            const shared = new RedisCounters(options.redis, settings.windowMs, `${options.keyPrefix}rate:`);
+            return { authfail: shared, addr: shared, key: shared };
+          })();
+
+    // In this process each budget has counters of its own, so a key's window is named by its id alone (no string built per
+    // request); in Redis the budgets share one key space.
+    const keyCounterPrefix = options.redis === null ? '' : 'key:';
+    const addressKeys = (request: FastifyRequest): AddressKeys => {
+      if (options.addressIsConnection !== true) return addressKeysOf(request.ip);
+      const socket = request.raw.socket as { [ADDRESS_KEYS]?: AddressKeys } | null;
+      if (socket === null) return addressKeysOf(request.ip);
+      return (socket[ADDRESS_KEYS] ??= addressKeysOf(request.ip));
+    };
+
+    app.decorateRequest('keyId', null);
+    app.decorate('rateBudgets', {
+      spendAuthAttempt(request, reply) {
+        const max = settings.authFailuresPerAddress;
+        if (max === 0) return null;
+        return settle(counters.authfail.hit(addressKeys(request).authfail), (count) => {
+          if (count.current <= max) return { window: count.window };
+          rateLimitHeaders(reply, max, count);
+          options.onRejected?.('failed_auth');
+          throw tooMany(
+            count,
+            'too_many_failed_attempts',
+            'Too many failed authentication attempts from this address; wait for Retry-After seconds before trying again.',
+          );
+        });
+      },
+      refundAuthAttempt(request, attempt) {
+        if (attempt === null) return;
+        const refunded = counters.authfail.refund(addressKeys(request).authfail, attempt.window);
+        // Redis unreachable: the attempt stays spent, which errs on the side of the budget; the request itself goes on.
+        if (refunded instanceof Promise) refunded.catch(() => {});
+      },
+      charge(request, reply) {
+        const byKey = request.keyId !== null;
+        const max = byKey ? settings.perKey : settings.perAddress;
+        if (max === 0) return;
+        const hit = byKey ? counters.key.hit(keyCounterPrefix + request.keyId) : counters.addr.hit(addressKeys(request).addr);
+        // Counted in this process, the count is judged at once: no closure, no promise on every answer.
+        if (!(hit instanceof Promise)) return judgeCharge(reply, max, hit, byKey, options.onRejected);
+        return settle(hit, (count) => judgeCharge(reply, max, count, byKey, options.onRejected));
+      },
+    } satisfies RateBudgets);
+  },
+  { name: 'rate-limits' },
+);

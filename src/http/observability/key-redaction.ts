@@ -1,0 +1,142 @@
+// Keeps API keys out of what is echoed and logged: spots client text that could carry a key, in clear or encoded.
+import { ADMIN_TOKEN_PREFIX, adminTokenId } from '../../domain/admin-tokens.ts';
+import { KEY_PREFIXES, parseKey } from '../../domain/api-keys.ts';
+
+const KEY_BODY_LENGTH = 50; // key id + secret + checksum, after the prefix
+const KEY_MARK_ANY_CASE = /aapi_/i;
+const HAS_BASE62_RUN = new RegExp(`[0-9A-Za-z]{${KEY_BODY_LENGTH}}`);
+const BASE62_RUN = new RegExp(`[0-9A-Za-z]{${KEY_BODY_LENGTH},}`, 'g');
+// Any run that could be base64 (standard or URL-safe), wherever it sits: after `Basic `, `key=`, a prefix of the client's own.
+const BASE64_RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
+const LONGEST_CHECKED = 4096;
+const LONGEST_LOGGED_PATH = 256;
+const KEY_SCAN_MARGIN = 80; // longer than any key, encoded or not
+
+function percentDecoded(text: string): string {
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
+/** A key body with a valid checksum, even with its prefix cut off: the checksum makes a false alarm practically impossible. */
+function holdsKeyBody(text: string): boolean {
+  if (!HAS_BASE62_RUN.test(text)) return false;
+  for (const [run] of text.matchAll(BASE62_RUN)) {
+    for (let start = 0; start + KEY_BODY_LENGTH <= run.length; start++) {
+      const body = run.slice(start, start + KEY_BODY_LENGTH);
+      if (Object.values(KEY_PREFIXES).some((prefix) => parseKey(prefix + body).ok)) return true;
+      // An admin token's body too: the same shape, under a prefix of its own.
+      if (adminTokenId(ADMIN_TOKEN_PREFIX + body) !== null) return true;
+    }
+  }
+  return false;
+}
+
+function holdsInClear(text: string): boolean {
+  return KEY_MARK_ANY_CASE.test(text) || holdsKeyBody(text);
+}
+
+/** A key (or admin token) in clear, or inside any base64 run of the text (as in Basic credentials). */
+function holdsInClearOrBase64(text: string): boolean {
+  if (holdsInClear(text)) return true;
+  for (const [run] of text.matchAll(BASE64_RUN)) {
+    // Every alignment, so base64 that starts mid-group (a fragment of a Basic header) is caught too.
+    for (let shift = 0; shift < 4; shift++) {
+      if (holdsInClear(Buffer.from(run.slice(shift), 'base64').toString('latin1'))) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * True when `text` could carry an API key or an admin token: the `aapi_` mark or a checksummed body, in clear or in any base64
+ * run (as in Basic credentials), as sent or percent-decoded (twice, too). Text too long to check is assumed to carry one.
+ */
+export function mayHoldKey(text: string): boolean {
+  if (text.length > LONGEST_CHECKED) return true;
+  if (plainlyKeyless(text)) return false;
+  return scannedForKey(text);
+}
+
+/** The shortest run of base64 characters scanned for an encoded key (BASE64_RUN); a key in clear is a longer run still. */
+const SHORTEST_RUN = 16;
+
+/**
+ * True when `text` has none of what scannedForKey looks for: no run of SHORTEST_RUN base64 characters (a key body in clear
+ * is a longer run, and an encoded key is one), no `aapi_` mark (in any case), no percent-encoding. One pass over character
+ * codes: the request log asks this of every path (`/api/v0/user`), where the full scan built a regular expression per call.
+ */
+export function plainlyKeyless(text: string): boolean {
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 37) return false; // '%'
+    // A-Z, a-z, 0-9, '+', '/', '_', '-': BASE64_RUN's alphabet
+    const inRun = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47 || c === 95 || c === 45;
+    run = inRun ? run + 1 : 0;
+    if (run >= SHORTEST_RUN) return false;
+    // The mark, `aapi_` in any case, ends at an underscore: the four letters before it, each folded to lower case (`| 0x20`
+    // maps only 'A' to 'a', 'P' to 'p' and 'I' to 'i' among the characters that could be there).
+    if (c === 95 && i >= 4 && (text.charCodeAt(i - 4) | 0x20) === 97 && (text.charCodeAt(i - 3) | 0x20) === 97 && (text.charCodeAt(i - 2) | 0x20) === 112 && (text.charCodeAt(i - 1) | 0x20) === 105) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** The full scan behind mayHoldKey, for text plainlyKeyless cannot clear (exported for the test that holds the two together). */
+export function scannedForKey(text: string): boolean {
+  if (holdsInClearOrBase64(text)) return true;
+  if (!text.includes('%')) return false;
+  const once = percentDecoded(text);
+  return holdsInClearOrBase64(once) || (once.includes('%') && holdsInClearOrBase64(percentDecoded(once)));
+}
+
+/**
+ * Paths the full scan found no key in, up to MOST_KEYLESS_PATHS_KEPT: the same few come on every request, and some of them
+ * are a long run of base64 characters (`/api/v0/settings`, `/api/v0/settings/timezones`) that the quick pass cannot clear,
+ * where the full scan costs ~1 us a request. What the scan finds is a property of the text alone, so a remembered answer is
+ * the scan's own; only keyless text is kept, so no key is either. Full, it is emptied: a flood of new paths costs the scan
+ * each, as without it. At most 512 paths of at most 336 characters: ~350 KB.
+ */
+const keylessPaths = new Set<string>();
+const MOST_KEYLESS_PATHS_KEPT = 512;
+
+function keylessPath(path: string): boolean {
+  if (path.length > LONGEST_CHECKED) return false;
+  if (plainlyKeyless(path) || keylessPaths.has(path)) return true;
+  if (scannedForKey(path)) return false;
+  if (keylessPaths.size >= MOST_KEYLESS_PATHS_KEPT) keylessPaths.clear();
+  // A copy: `path` is often a slice of the request's URL, which V8 keeps whole (query string and all) while the slice lives.
+  keylessPaths.add(Buffer.from(path, 'utf16le').toString('utf16le'));
+  return true;
+}
+
+/** Where the path of a URL ends: at its query string or fragment, if any. */
+function endOfPath(url: string): number {
+  for (let i = 0; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 63 || c === 35) return i; // '?', '#'
+  }
+  return url.length;
+}
+
+/** The path of a URL for a log line: no query string, at most 256 characters, any segment that could carry a key redacted. */
+export function loggablePath(url: string): string {
+  const end = endOfPath(url);
+  // Only what can be logged is scanned, plus a key's length past it (a key may start inside the logged part): a long
+  // path must not cost a long scan (a 4 KB path of base62 took ~12 ms, on requests no budget covers).
+  const whole = end === url.length ? url : url.slice(0, end);
+  const path = whole.length > LONGEST_LOGGED_PATH + KEY_SCAN_MARGIN ? whole.slice(0, LONGEST_LOGGED_PATH + KEY_SCAN_MARGIN) : whole;
+  let clean = path;
+  if (!keylessPath(path)) {
+    // Everything from the first suspect segment on: base64 holds '/', so a key can spread over several segments.
+    const segments = path.split('/');
+    const first = segments.findIndex((segment) => mayHoldKey(segment));
+    clean = [...segments.slice(0, Math.max(first, 0)), '[redacted]'].join('/');
+  }
+  return clean.length > LONGEST_LOGGED_PATH ? `${clean.slice(0, LONGEST_LOGGED_PATH)}...` : clean;
+}
+
+/** A username as sent in Basic credentials, unless it is not one: a key pasted into the user part must not be logged. */
+export function loggableUsername(username: string): string {
+  return /^[A-Za-z0-9._-]{1,64}$/.test(username) && !mayHoldKey(username) ? username : '[redacted]';
+}

@@ -1,0 +1,377 @@
+// JSON log lines (Fastify's pino): one line per answered request, and serializers that never write a credential.
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { pino } from 'pino';
+import type { Config } from '../../config.ts';
+import { loggablePath } from './key-redaction.ts';
+import { fstatSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { LazyChildLogger, logsAt, makeChildrenLazy } from './lazy-child-logger.ts';
+
+const LONGEST_MESSAGE = 1000;
+const DEEPEST_CAUSE = 3;
+
+type LoggedError = {
+  type: string;
+  message: string;
+  stack: string;
+  code?: string;
+  cause?: LoggedError;
+};
+
+/**
+ * Only the name, message, stack, code and cause of an error: never its other properties, where a request's headers or
+ * raw bytes can hide (Node's HTTP parse errors carry `rawPacket`, the request as received, Authorization included).
+ */
+export function loggedError(error: unknown, depth = 0): LoggedError {
+  if (!(error instanceof Error)) return { type: typeof error, message: String(error).slice(0, LONGEST_MESSAGE), stack: '' };
+  const logged: LoggedError = { type: error.name, message: error.message.slice(0, LONGEST_MESSAGE), stack: error.stack ?? '' };
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') logged.code = code;
+  if (error.cause !== undefined && depth < DEEPEST_CAUSE) logged.cause = loggedError(error.cause, depth + 1);
+  return logged;
+}
+
+/** Fastify's own per-request lines are replaced by logResponse; its other lines (stream and serializer errors) stay. */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(): void {}
+  // Names the URL with its query string; the not-found handler answers (and logResponse logs) instead.
+  override routeNotFound(): void {}
+}
+
+/** How long a line may wait in memory for others to share its write. */
+const WRITE_DELAY_MS = 10;
+/** The most a write to a pipe may hold and still be atomic (Linux); a write of whole lines up to it never interleaves. */
+const PIPE_BUF = 4096;
+/**
+ * To a regular file, every write() lands whole and in place, whatever its size: Linux serialises writes to one file, and the
+ * workers share stdout's open file (and so its offset). Lines may leave in bigger chunks there: fewer system calls.
+ */
+const FILE_CHUNK = 64 * 1024;
+/** The most bytes of lines a failing destination (a full disk) may hold back to try again; past it, lines are dropped. */
+const MOST_BYTES_WAITING = 16 * 1024 * 1024;
+
+/** How many bytes of whole lines one write may carry to `fd`: PIPE_BUF to a pipe or a socket, FILE_CHUNK to a file. */
+export function chunkLimitFor(fd: number): number {
+  try {
+    return fstatSync(fd).isFile() ? FILE_CHUNK : PIPE_BUF;
+  } catch {
+    return PIPE_BUF;
+  }
+}
+
+/** Where the answer lines go: whole lines, with their length in bytes when the writer knows it. */
+interface LineDestination {
+  writeLine(line: string, size: number): void;
+}
+
+/** Fastify's logging options, and how to write out what the logger still holds. */
+export interface Logging {
+  /** What Fastify itself takes, and nothing else: spread into its options. */
+  readonly fastify: Pick<FastifyServerOptions, 'loggerInstance' | 'logController'>;
+  /** Writes every buffered line now, synchronously: on close, before process.exit, and after a fatal error. */
+  readonly flush: () => void;
+  /** The most bytes of whole lines one write carries (chunkLimitFor). */
+  readonly chunkBytes: number;
+  /**
+   * Makes the loggers of requests lazy (makeChildrenLazy): call it with `app.log` once Fastify is built. Not on the
+   * loggerInstance itself: Fastify wraps that in a child of its own (its serializers added), and makes every request's logger
+   * from that child.
+   */
+  readonly lazyRequestLoggers: (appLogger: FastifyBaseLogger) => void;
+}
+
+/**
+ * JSON lines on stdout, credentials redacted wherever a header object is logged, written in batches: a line is put in memory and
+ * the request goes on; the lines leave together, in one write, once the next would not fit in PIPE_BUF or WRITE_DELAY_MS after
+ * the first. The writes themselves are synchronous, on the event loop: an asynchronous write (libuv's thread pool) still in
+ * flight when the process exits could be lost or overtaken by the final flush, and flushing on exit must write every line, in
+ * order. What a kill -9 can lose is what was in memory at that instant: at most WRITE_DELAY_MS of lines (docs/operations.md).
+ * Measured on GET /user (wrk -c64, CPU per answer, defaults against LOG_LEVEL=warn on a quiet machine): SonicBoom's own
+ * buffer 29-30.6 us against 22-22.7; these batches 27.2-28.0 against 23.5-24.1.
+ */
+export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
+  // Synchronous writes of at most PIPE_BUF (to a file: FILE_CHUNK), made of whole lines: such a write to a pipe is atomic,
+  // so the lines of several workers sharing one stdout never interleave mid-line. Lines wait in memory for WRITE_DELAY_MS,
+  // or until the next would not fit in a chunk, and leave together.
+  // SonicBoom only writes: given a whole chunk, synchronously, retrying what a full pipe refuses (EAGAIN). The lines are
+  // gathered here, as bytes in one buffer that every chunk reuses: SonicBoom's own buffer appends to one string and measures
+  // it again on every line, which costs more than the line itself once a few kilobytes wait; and an array of lines joined at
+  // the end is copied twice more (joined, then encoded), ~1,000 instructions a line under callgrind.
+  // A chunk written whole leaves SonicBoom nothing to hold (a single buffer is written as it is, to its end). A write that
+  // fails (a full disk, EIO) is kept by SonicBoom, as a view of the chunk, and tried again before the next one: the chunk is
+  // then left to it and a new one taken, so that no line overwrites bytes still waiting. What waits is bounded (maxLength):
+  // past it, new lines are dropped rather than held without end; and the failure is not thrown at the request that logged.
+  const out = pino.destination({ dest: fd, sync: true, contentMode: 'buffer', maxLength: MOST_BYTES_WAITING });
+  let failed = false;
+  out.on('error', () => {
+    failed = true;
+  });
+  // In contentMode 'buffer', SonicBoom's write() takes bytes (its README); its types know only strings.
+  const writeBytes = out.write as unknown as (this: typeof out, bytes: Buffer) => boolean;
+  const chunkBytes = chunkLimitFor(fd);
+  let chunk = Buffer.allocUnsafe(chunkBytes);
+  let used = 0;
+  const writeChunk = () => {
+    const bytes = used;
+    used = 0;
+    writeBytes.call(out, chunk.subarray(0, bytes));
+    if (failed) {
+      failed = false;
+      chunk = Buffer.allocUnsafe(chunkBytes);
+    }
+  };
+  const flush = () => {
+    try {
+      if (used > 0) writeChunk();
+    } catch {
+      // The stream is already closed: nothing more can be saved.
+    }
+  };
+  let pending: NodeJS.Timeout | null = null;
+  const writeOut = () => {
+    pending = null;
+    flush();
+  };
+  const destination = {
+    /** A whole line of `size` bytes in UTF-8 (its length when it is all ASCII, as only then they are equal). */
+    writeLine(line: string, size: number): void {
+      if (used + size > chunkBytes && used > 0) writeChunk();
+      if (size > chunkBytes) {
+        // Longer than a chunk (a long stack): on its own, now, after every line before it.
+        writeBytes.call(out, Buffer.from(line));
+        return;
+      }
+      used += chunk.write(line, used, size === line.length ? 'latin1' : 'utf8');
+      // Not unref'd: a process with nothing else left to do still writes its last lines before it ends (10 ms later at most).
+      if (pending === null) pending = setTimeout(writeOut, WRITE_DELAY_MS);
+    },
+    /** pino's lines. */
+    write(line: string): boolean {
+      destination.writeLine(line, Buffer.byteLength(line));
+      return true;
+    },
+  };
+  const logger = pino(loggerSettings(level), destination);
+  const answerLines = new AnswerLines(logger, destination);
+  return {
+    fastify: { loggerInstance: logger as FastifyBaseLogger, logController: new OneLinePerRequest() },
+    // Each request's logger (Fastify's default factory calls app.log's child()) becomes a pino child only if it writes.
+    lazyRequestLoggers: (appLogger) => makeChildrenLazy(appLogger, answerLines),
+    flush,
+    chunkBytes,
+  };
+}
+
+/** The fields of the answer line, in the order it writes them (`code`: only on failures; undefined is left out, as pino does). */
+export interface AnswerFields {
+  readonly method: string;
+  readonly route: string;
+  readonly path: string;
+  readonly statusCode: number;
+  readonly responseTime: number;
+  readonly code: string | undefined;
+}
+
+const ANSWER_MESSAGE = 'request completed';
+/** Binding names pino leaves out of a child's line (level...) or writes through a serializer (err, req, res). */
+const NOT_PLAIN_BINDINGS = new Set(['level', 'serializers', 'formatters', 'customLevels', 'err', 'req', 'res']);
+/** Routes whose text is kept (the route patterns, and 'unmatched': a few dozen). */
+const MOST_ROUTES_KEPT = 256;
+
+/**
+ * Writes the answer line (logResponse) as pino would, by hand: its fields are known, few, and already safe to log, so neither
+ * pino's redaction pass nor its generic serialisation is needed, and those cost more than the rest of answering GET /hello
+ * (~2.7 us a line, of which ~1.3 us redaction: a micro-benchmark of 200,000 lines). Same destination as every other line, so
+ * lines stay in order; test/unit/http/observability/lazy-child-logger.test.ts holds it to pino's output, byte for byte.
+ * The line is paid on every answer at the default level, so it is put together from text made once where it can be: the
+ * opening, the time (once a millisecond), the method and route, the message; the other values as JSON.stringify writes them,
+ * quoted as they stand when nothing in them needs escaping (quotedAsIs), and the response time in hundredths by integer
+ * arithmetic (hundredthsText). A line all of ASCII is as many bytes as characters, so it need not be measured. Against the
+ * generic writer it replaced (a loop over the fields, JSON.stringify for each value): ~180 ns a line against ~390 for the
+ * writing itself; logResponse whole, with the lazy logger and the write into the chunk, ~0.7 us against ~1.1 (micro-
+ * benchmarks); ~3,000 instructions an answer fewer on GET /user under load (callgrind, wrk -c16, four runs of each).
+ */
+export class AnswerLines {
+  readonly #destination: LineDestination;
+  /** Up to the time: `{"level":30,"time":`. */
+  readonly #opening: string;
+  /** pino's base fields, in its order after level and time: pid, hostname. */
+  readonly #base: string;
+  readonly #baseIsAscii: boolean;
+  readonly #prefixes = new Map<string, string | null>();
+  /** `,"method":"GET","route":"/api/v0/user","path":` by route, then method. */
+  readonly #routeTexts = new Map<string, { readonly method: string; readonly text: string; readonly ascii: boolean }[]>();
+  #lastTime = -1;
+  /** The line up to the bindings, for the millisecond #lastTime. */
+  #head = '';
+  /** `,"statusCode":200,"responseTime":` by status code. */
+  readonly #statusTexts: string[] = [];
+
+  constructor(logger: pino.Logger, destination: LineDestination) {
+    this.#destination = destination;
+    this.#opening = `{"level":${logger.levels.values.info},"time":`;
+    this.#base = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
+    this.#baseIsAscii = isAscii(this.#base);
+  }
+
+  /**
+   * One answer line at info, with the request logger's `bindings` as pino writes a child's, before the fields. False, and
+   * nothing written, for bindings this does not write as pino would (a value that is not a string, a name pino skips or
+   * serialises, a name that needs escaping): the caller logs through pino then. A request's bindings are its id, and its
+   * trace's ids when traced: strings under plain names.
+   */
+  write(bindings: Record<string, unknown>, fields: AnswerFields): boolean {
+    const now = Date.now();
+    if (now !== this.#lastTime) {
+      this.#lastTime = now;
+      this.#head = this.#opening + String(now) + this.#base;
+    }
+    let ascii = this.#baseIsAscii;
+    let line = this.#head;
+    for (const name in bindings) {
+      const value = bindings[name];
+      if (value === undefined) continue;
+      const prefix = this.#prefixOf(name);
+      if (prefix === null || typeof value !== 'string') return false;
+      let text = quotedAsIs(value);
+      if (text === null) {
+        text = JSON.stringify(value);
+        ascii = false;
+      }
+      line += prefix + text;
+    }
+    const { text: routeText, ascii: routeIsAscii } = this.#routeText(fields.method, fields.route);
+    let path = quotedAsIs(fields.path);
+    if (path === null) {
+      path = JSON.stringify(fields.path);
+      ascii = false;
+    }
+    line += routeText + path + this.#statusText(fields.statusCode) + hundredthsText(fields.responseTime);
+    if (fields.code !== undefined) {
+      let code = quotedAsIs(fields.code);
+      if (code === null) {
+        code = JSON.stringify(fields.code);
+        ascii = false;
+      }
+      line += `,"code":${code}`;
+    }
+    line += `,"msg":"${ANSWER_MESSAGE}"}\n`;
+    this.#destination.writeLine(line, ascii && routeIsAscii ? line.length : Buffer.byteLength(line));
+    return true;
+  }
+
+  #statusText(statusCode: number): string {
+    const known = this.#statusTexts[statusCode];
+    if (known !== undefined) return known;
+    const text = `,"statusCode":${numberText(statusCode)},"responseTime":`;
+    if (Number.isInteger(statusCode) && statusCode >= 100 && statusCode <= 999) this.#statusTexts[statusCode] = text;
+    return text;
+  }
+
+  /**
+   * `,"name":` for a binding's name (the same one to three names on every line); null for a name pino skips or serialises
+   * (NOT_PLAIN_BINDINGS) or one that JSON escapes or that is not ASCII.
+   */
+  #prefixOf(name: string): string | null {
+    let prefix = this.#prefixes.get(name);
+    if (prefix === undefined) {
+      const quoted = NOT_PLAIN_BINDINGS.has(name) ? null : quotedAsIs(name);
+      prefix = quoted === null ? null : `,${quoted}:`;
+      if (this.#prefixes.size < 64) this.#prefixes.set(name, prefix);
+    }
+    return prefix;
+  }
+
+  #routeText(method: string, route: string): { readonly text: string; readonly ascii: boolean } {
+    let texts = this.#routeTexts.get(route);
+    if (texts !== undefined) {
+      for (const known of texts) if (known.method === method) return known;
+    }
+    const text = `,"method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"path":`;
+    const made = { method, text, ascii: isAscii(text) };
+    if (texts === undefined && this.#routeTexts.size < MOST_ROUTES_KEPT) {
+      texts = [];
+      this.#routeTexts.set(route, texts);
+    }
+    // A route answers a handful of methods; any more are written without being kept.
+    if (texts !== undefined && texts.length < 8) texts.push(made);
+    return made;
+  }
+}
+
+/**
+ * `text` as JSON, quoted as it stands, when none of its characters is one JSON.stringify escapes (control characters, quote,
+ * backslash) or lies beyond ASCII; otherwise null. The same text as JSON.stringify's, cheaper, and as many bytes as characters.
+ */
+export function quotedAsIs(text: string): string | null {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || c > 0x7e) return null;
+  }
+  return `"${text}"`;
+}
+
+/** A number as JSON.stringify writes it. */
+function numberText(value: number): string {
+  return Number.isFinite(value) ? String(value) : 'null';
+}
+
+/**
+ * A number as JSON.stringify writes it, made by integer arithmetic when it is a whole number of hundredths below 10^10 (a
+ * response time in milliseconds, rounded): String() of a fraction runs V8's shortest-decimal search (~80 ns), while the
+ * digits of two small integers are cached. The same text: such a number is the double nearest h/100, and below 2^49 the
+ * shortest decimal that comes back to it is h/100's own, its trailing zeros dropped.
+ */
+export function hundredthsText(value: number): string {
+  const hundredths = Math.round(value * 100);
+  if (hundredths / 100 !== value || !(hundredths >= 0 && hundredths < 1e12)) return numberText(value);
+  const whole = Math.floor(hundredths / 100);
+  const cents = hundredths - whole * 100;
+  if (cents === 0) return String(whole);
+  if (cents < 10) return `${whole}.0${cents}`;
+  return cents % 10 === 0 ? `${whole}.${cents / 10}` : `${whole}.${cents}`;
+}
+
+/** Whether every character of `text` is ASCII (then its UTF-8 length is its length). */
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+function loggerSettings(level: Config['logLevel']): pino.LoggerOptions {
+  return {
+    level,
+    redact: {
+      paths: ['req.headers.authorization', 'headers.authorization', 'req.headers.cookie', 'headers.cookie', '*.authorization'],
+      censor: '[redacted]',
+    },
+    serializers: {
+      err: loggedError,
+      // Never the query string, never headers: either could carry a key.
+      req: (request: { method?: string; url?: string }) => ({ method: request.method, path: loggablePath(request.url ?? '') }),
+      res: (reply: { statusCode?: number }) => ({ statusCode: reply.statusCode }),
+    },
+  };
+}
+
+/** The one line written when an answer has been sent (`route`: its pattern); the request's logger adds its `reqId`. */
+export function logResponse(request: FastifyRequest, reply: FastifyReply, route: string | undefined): void {
+  const log = request.log;
+  if (!logsAt(log, 'info')) return;
+  // Every field is safe as it stands: the pattern, the method Node parsed, the path without its query and with anything
+  // shaped like a key redacted (loggablePath), numbers, and this server's own failure code.
+  const fields: AnswerFields = {
+    method: request.method,
+    route: route ?? 'unmatched',
+    path: loggablePath(request.url),
+    statusCode: reply.statusCode,
+    responseTime: Math.round(reply.elapsedTime * 100) / 100,
+    code: reply.failure?.code,
+  };
+  if (log instanceof LazyChildLogger) {
+    const lines = log.safeLineWriter();
+    if (lines instanceof AnswerLines && lines.write(log.bindings, fields)) return;
+  }
+  log.info(fields, ANSWER_MESSAGE);
+}

@@ -1,0 +1,133 @@
+// The OpenAPI 3.1 document, generated from the routes' own schemas (@fastify/swagger), and the interactive page at /docs.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { precompressedFiles } from './compression.ts';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { KeyEnvironment } from '../../domain/api-keys.ts';
+import { headerObject, isResponseHeader, type ResponseHeader } from './response-headers.ts';
+import { DOCUMENTED_BODY, DOCUMENTED_ONLY, SHARED_SCHEMAS } from './schemas.ts';
+import { webhookOperations } from '../../webhooks/webhook-openapi.ts';
+
+export interface OpenApiOptions {
+  readonly environment: KeyEnvironment;
+  /** Where the sandbox answers, listed as a second server in the live document; null lists none. */
+  readonly sandboxUrl: string | null;
+  readonly version: string;
+}
+
+const DESCRIPTION = `The Account Settings, User and Test API.
+
+Every response is the envelope {status, messages, meta, data}. Callers authenticate with HTTP Basic: the account's username as the
+user and an API key as the password. Settings and user endpoints need an account with Premium (x-premium-required); without it they
+answer 403 premium_required. POST bodies are form-encoded (curl -d) or JSON objects of strings. Failures carry a stable code per
+message; the codes each status can carry are enumerated in its schema. GET /user and GET /settings carry an ETag (If-None-Match:
+304); their POSTs take If-Match (412 when the account changed since) and an Idempotency-Key (a repeat gets the first answer again).`;
+
+// Swagger UI draws its logo as an SVG with an inline <style> (swagger-api/swagger-ui#10655); allow exactly that one by its hash.
+// If an upgrade changes it, test/e2e/docs-page.test.ts fails with the new hash in Chromium's message.
+const SWAGGER_LOGO_STYLE = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w=';
+
+// No licence is declared (package.json is private and has no `license`), so the document names none: UNLICENSED, as npm
+// says it. SPDX has no identifier for that; LicenseRef- is SPDX's own form for a name that is not on its list.
+// test/e2e/openapi.test.ts fails when package.json declares a licence, so that this changes with it.
+const LICENSE = { name: 'UNLICENSED (no licence is declared; all rights reserved)', identifier: 'LicenseRef-UNLICENSED' };
+// No address is published for the project; whoever runs this server answers for it, and asks for the request's id.
+const CONTACT = { name: 'The operators of this server (quote the X-Request-Id of the answer in question)' };
+
+type ResponseObject = { headers?: Record<string, unknown> };
+type OperationObject = { responses: Record<string, ResponseObject> };
+type Document = { paths: Record<string, Record<string, OperationObject>>; components: Record<string, unknown> };
+
+/**
+ * Replaces each response header that @fastify/swagger rendered inline with a $ref to components/headers, adds the headers
+ * every answer of this server carries (X-Environment on the sandbox), and lists under components/headers exactly those used.
+ */
+function referenceHeaders(document: Document, everyAnswer: readonly ResponseHeader[]): Document {
+  const used = new Set<ResponseHeader>();
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const names = [...Object.keys(response.headers ?? {}), ...everyAnswer];
+        response.headers = Object.fromEntries(
+          names.map((name) => {
+            if (!isResponseHeader(name)) throw new Error(`${method.toUpperCase()} ${path} ${status}: ${name} is not in src/http/wire/response-headers.ts`);
+            used.add(name);
+            return [name, { $ref: `#/components/headers/${name}` }];
+          }),
+        );
+      }
+    }
+  }
+  const headers = Object.fromEntries([...used].sort().map((name) => [name, headerObject(name)]));
+  return { ...document, components: { ...document.components, headers } };
+}
+
+// Where @fastify/swagger-ui keeps the files it serves under /docs/static/.
+const SWAGGER_UI_STATIC = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui/package.json')), 'static');
+
+export const openApi = fp(
+  async function openApi(app: FastifyInstance, options: OpenApiOptions) {
+    // Shared by the routes' serialisers and the document, which lists each under components/schemas by its $id.
+    for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+    const sandbox = options.environment === 'sandbox';
+    const servers = [
+      { url: '/', description: sandbox ? 'This sandbox' : 'This server' },
+      ...(!sandbox && options.sandboxUrl !== null
+        ? [{ url: options.sandboxUrl, description: 'Sandbox: the same paths on a separate database, with demo accounts; keys aapi_sandbox_...' }]
+        : []),
+    ];
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'Account Settings, User and Test API', version: options.version, description: DESCRIPTION, contact: CONTACT, license: LICENSE },
+        servers,
+        tags: [
+          { name: 'Settings', description: "The caller's timezone and the list it is chosen from (Premium)" },
+          { name: 'User', description: "The caller's account (Premium)" },
+          { name: 'Test', description: 'Public endpoints for testing a GET and a POST call' },
+          { name: 'Webhooks', description: 'Events this server sends to the endpoints its operator registered (account-api webhooks add)' },
+        ],
+        // OpenAPI 3.1's webhooks: what a receiver gets, not paths of this server.
+        webhooks: webhookOperations() as never,
+        components: {
+          securitySchemes: {
+            basicAuth: { type: 'http', scheme: 'basic', description: 'Username as the user part, an API key (aapi_live_... or aapi_sandbox_...) as the password' },
+          },
+        },
+      },
+      // Health, metrics and the docs themselves are not part of the API.
+      hideUntagged: true,
+      // Components are named by their $id (@fastify/swagger's default would be def-0, def-1...).
+      refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+      transform: ({ schema, url, route }) => {
+        const premium = route.config?.access === 'premium';
+        const body = (schema?.body as { [DOCUMENTED_BODY]?: object } | undefined)?.[DOCUMENTED_BODY];
+        const only = (schema as { [DOCUMENTED_ONLY]?: object } | undefined)?.[DOCUMENTED_ONLY];
+        return {
+          schema: { ...schema, ...only, ...(body === undefined ? {} : { body }), ...(premium ? { 'x-premium-required': true } : {}) } as typeof schema,
+          url,
+        };
+      },
+      transformObject: (documentObject) =>
+        'openapiObject' in documentObject ? (referenceHeaders(documentObject.openapiObject as never, sandbox ? ['X-Environment'] : []) as never) : documentObject.swaggerObject,
+    });
+    // In a scope of their own, so the compression hooks run for the docs page's routes only.
+    await app.register(async (docs) => {
+      const assets = precompressedFiles(SWAGGER_UI_STATIC, '/docs/static/');
+      docs.addHook('onRequest', assets.onRequest);
+      docs.addHook('onSend', assets.onSend);
+      await docs.register(swaggerUi, {
+        routePrefix: '/docs',
+        uiConfig: { tryItOutEnabled: true, persistAuthorization: false, displayRequestDuration: true },
+        staticCSP: true,
+        // Served over plain HTTP on private networks too: upgrading the page's own calls to https would break them.
+        transformStaticCSP: (header) =>
+          header.replace(/\s*upgrade-insecure-requests;?/, '').replace("style-src 'self'", `style-src 'self' '${SWAGGER_LOGO_STYLE}'`),
+      });
+    });
+  },
+  { name: 'openapi' },
+);

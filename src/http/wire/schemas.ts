@@ -1,0 +1,298 @@
+// JSON Schemas shared by the routes: request bodies, the success and failure envelopes; reused for validation, serialisation and OpenAPI.
+import { FAILURE_CODES, FAILURE_DESCRIPTIONS, type FailureStatus } from '../failures/failure-codes.ts';
+import { RESPONSE_HEADERS, type ResponseHeader } from './response-headers.ts';
+
+export interface BodyField {
+  readonly description: string;
+  /** A value the OpenAPI document shows, and a test sends, as an example. */
+  readonly example: string;
+  /**
+   * Lengths in Unicode code points that a domain rule checks and answers with its own code (invalid_name...). The document
+   * shows them as minLength/maxLength, which JSON Schema also counts in code points; the validated schema leaves them out,
+   * since a schema failure would answer invalid_parameter before the rule could.
+   */
+  readonly codePoints?: { readonly min: number; readonly max: number };
+}
+
+/** Where a validated body schema keeps the one the OpenAPI document shows instead (src/http/wire/openapi.ts reads it). */
+export const DOCUMENTED_BODY = Symbol('the body schema the OpenAPI document shows');
+
+/** Where a route's schema keeps what the document shows but Fastify does not check (src/http/wire/openapi.ts reads it). */
+export const DOCUMENTED_ONLY = Symbol('schema parts the OpenAPI document shows, unchecked');
+
+/**
+ * Request headers a handler reads for itself (If-None-Match), for the document only: a Fastify `headers` schema would add
+ * a validation to every request of the route for a value that is always a string anyway.
+ */
+export function documentedHeaders(descriptions: Readonly<Record<string, string>>) {
+  const properties = Object.fromEntries(Object.entries(descriptions).map(([name, description]) => [name, { type: 'string', description }]));
+  return { [DOCUMENTED_ONLY]: { headers: { type: 'object', properties } } };
+}
+
+/** The request headers of GET /user and /settings. */
+export const CONDITIONAL_READ_HEADERS = documentedHeaders({
+  'If-None-Match': 'The ETag of the answer the client holds: a bodiless 304 while it is current',
+});
+
+/** The request headers of POST /user and /settings (docs/api.md, Idempotent writes and Conditional requests). */
+export const CONDITIONAL_WRITE_HEADERS = documentedHeaders({
+  'If-Match':
+    'The ETag of the version the client read (from GET or a previous POST), or *: the write is made only over that version, ' +
+    'else 412 precondition_failed and nothing is written. A value that is not * or a list of quoted ETags matches nothing.',
+  'Idempotency-Key':
+    '1 to 255 printable ASCII characters, unique per intended write (a UUID): the same key with the same request within 24 hours ' +
+    'gets the first answer again (Idempotent-Replayed: true) and changes nothing twice; with another request, 422; while the ' +
+    'first still runs, 409.',
+});
+
+function bodySchema(fields: Readonly<Record<string, BodyField>>, documented: boolean) {
+  return {
+    type: 'object',
+    required: Object.keys(fields),
+    additionalProperties: false,
+    properties: Object.fromEntries(
+      Object.entries(fields).map(([name, field]) => {
+        const lengths = documented && field.codePoints !== undefined ? { minLength: field.codePoints.min, maxLength: field.codePoints.max } : {};
+        return [name, { type: 'string', description: field.description, ...lengths, examples: [field.example] }];
+      }),
+    ),
+  } as const;
+}
+
+/** A body of named string parameters, all required, nothing else accepted (form or JSON alike). */
+export function bodyOf(fields: Readonly<Record<string, BodyField>>) {
+  return { ...bodySchema(fields, false), [DOCUMENTED_BODY]: bodySchema(fields, true) };
+}
+
+// Shared schemas, added to the app by src/http/wire/openapi.ts: the serialisers resolve `$ref: 'Name#'`, and the document lists each
+// under components/schemas by its $id.
+
+const ref = <Id extends string>(id: Id) => ({ $ref: `${id}#` }) as const;
+
+const emptyMeta = {
+  $id: 'EmptyMeta',
+  description: '`meta` of every answer but the timezone list: always {}',
+  type: 'object',
+  additionalProperties: false,
+  properties: {},
+} as const;
+
+const hello = {
+  $id: 'Hello',
+  description: 'data of GET and POST /hello',
+  type: 'object',
+  required: ['name'],
+  properties: { name: { type: 'string', description: 'The display name of the caller, "World", or the name sent, exactly as sent' } },
+} as const;
+
+const user = {
+  $id: 'User',
+  description: 'data of GET and POST /user: the calling account',
+  type: 'object',
+  required: ['user_id', 'username', 'name', 'timezone'],
+  properties: {
+    user_id: { type: 'integer', description: 'Identifier of the account, never reused' },
+    username: { type: 'string', description: 'Account name, the same used for authentication' },
+    name: { type: 'string', description: 'Display name, changeable with POST /user' },
+    timezone: { type: 'string', description: 'Timezone of the account' },
+  },
+} as const;
+
+const settings = {
+  $id: 'Settings',
+  description: 'data of GET and POST /settings',
+  type: 'object',
+  required: ['timezone'],
+  properties: { timezone: { type: 'string', description: 'A name from GET /settings/timezones' } },
+} as const;
+
+const timezonesMeta = {
+  $id: 'TimezonesMeta',
+  description: '`meta` of GET /settings/timezones',
+  type: 'object',
+  required: ['description'],
+  additionalProperties: false,
+  properties: { description: { type: 'string', examples: ['Data is a list of valid timezones.'] } },
+} as const;
+
+/** The success envelope around one kind of `data`. */
+function successEnvelope(id: string, description: string, data: object, meta: object = ref('EmptyMeta')) {
+  return {
+    $id: id,
+    description: `The success envelope of ${description}: status "success", no messages, the payload in data`,
+    type: 'object',
+    required: ['status', 'messages', 'meta', 'data'],
+    properties: {
+      status: { type: 'string', const: 'success' },
+      messages: { type: 'array', maxItems: 0, items: {} },
+      meta,
+      data,
+    },
+  } as const;
+}
+
+/** The failure envelope for one status, its `code` limited to what that status can carry. */
+function failureEnvelope(status: FailureStatus) {
+  return {
+    $id: `Failure${status}`,
+    description: FAILURE_DESCRIPTIONS[status],
+    type: 'object',
+    required: ['status', 'messages', 'meta', 'data'],
+    properties: {
+      status: { type: 'string', const: status >= 500 ? 'error' : 'fail' },
+      messages: {
+        type: 'array',
+        minItems: 1,
+        items: {
+          type: 'object',
+          required: ['code', 'message'],
+          properties: {
+            code: { type: 'string', enum: [...FAILURE_CODES[status]], description: 'Stable: switch on it' },
+            message: { type: 'string', description: 'A sentence a person can act on; may be reworded, switch on code instead' },
+            field: { type: 'string', description: 'The parameter at fault, when there is one' },
+          },
+        },
+      },
+      meta: ref('EmptyMeta'),
+      data: { type: 'null' },
+    },
+  } as const;
+}
+
+const FAILURE_STATUSES = Object.keys(FAILURE_CODES).map(Number) as FailureStatus[];
+
+export const SHARED_SCHEMAS: readonly { readonly $id: string }[] = [
+  emptyMeta,
+  hello,
+  user,
+  settings,
+  timezonesMeta,
+  successEnvelope('HelloEnvelope', 'GET and POST /hello', ref('Hello')),
+  successEnvelope('UserEnvelope', 'GET and POST /user', ref('User')),
+  successEnvelope('SettingsEnvelope', 'GET and POST /settings', ref('Settings')),
+  successEnvelope(
+    'TimezonesEnvelope',
+    'GET /settings/timezones',
+    { type: 'array', items: { type: 'string' }, description: 'Timezone names' },
+    ref('TimezonesMeta'),
+  ),
+  ...FAILURE_STATUSES.map(failureEnvelope),
+];
+
+type SuccessEnvelopeId = 'HelloEnvelope' | 'UserEnvelope' | 'SettingsEnvelope' | 'TimezonesEnvelope';
+
+// Response headers, by the statuses that carry them. src/http/wire/openapi.ts turns each into a $ref to components/headers.
+
+/**
+ * Answered before any route runs: a wrong method (405), a request that did not arrive whole or in time (408), headers too
+ * large (431). They carry X-Request-Id (and the sandbox's X-Environment), never a route's own headers.
+ */
+// Answered before the route's own hooks or any budget: the framing checks (417, 501), and what never reached a route.
+const BEFORE_ROUTE: ReadonlySet<number> = new Set([405, 408, 417, 431, 501]);
+const RATE_LIMIT: readonly ResponseHeader[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+const BY_STATUS: Readonly<Partial<Record<FailureStatus, readonly ResponseHeader[]>>> = {
+  401: ['WWW-Authenticate'],
+  405: ['Allow'],
+  429: ['Retry-After'],
+  503: ['Retry-After'],
+};
+
+/** The headers an answer with this status carries. A 401 has spent no budget (the failed attempt's 429 has its own). */
+function headersFor(status: number, extra: readonly ResponseHeader[] = []): readonly ResponseHeader[] {
+  // Answers that authenticated a key (those past the budgets) say when it expires, once that is less than 7 days away.
+  const limits: readonly ResponseHeader[] = BEFORE_ROUTE.has(status) || status === 401 ? [] : [...RATE_LIMIT, 'API-Key-Expires'];
+  return ['X-Request-Id', ...limits, ...(BY_STATUS[status as FailureStatus] ?? []), ...extra];
+}
+
+/** Headers by name, in the form @fastify/swagger renders (a schema with its description). */
+function headerSchemas(headers: readonly ResponseHeader[]): Record<string, object> {
+  return Object.fromEntries(headers.map((name) => [name, { description: RESPONSE_HEADERS[name].description, ...RESPONSE_HEADERS[name].schema }]));
+}
+
+interface Answer {
+  readonly description: string;
+  readonly headers: Readonly<Record<string, object>>;
+}
+
+/** A response: its schema, its description and its headers. */
+function answer(schema: object, description: string, headers: readonly ResponseHeader[]): Answer {
+  return { ...schema, description, headers: headerSchemas(headers) };
+}
+
+/** The 200 answer: one of the success envelopes, with any headers of the route's own (ETag...). */
+export function successOf(envelope: SuccessEnvelopeId, description: string, headers: readonly ResponseHeader[] = []) {
+  return answer(ref(envelope), description, headersFor(200, headers));
+}
+
+/** A bodiless answer (304 Not Modified). */
+export function bodilessOf(status: number, description: string, headers: readonly ResponseHeader[] = []) {
+  return answer({ type: 'null' }, description, headersFor(status, headers));
+}
+
+export interface FailureOptions {
+  /** Needs a Premium account: 403 premium_required. */
+  readonly premium: boolean;
+  /** Takes a body: 413 body_too_large and 415 unsupported_media_type. */
+  readonly body: boolean;
+  /** Writes to the caller's account, which may be deleted while the request runs: 404 account_not_found. */
+  readonly updatesAccount?: boolean;
+  /** Takes If-Match and Idempotency-Key: 409 idempotency_key_in_use, 412 precondition_failed, 422 idempotency_key_reused. */
+  readonly conditionalWrite?: boolean;
+}
+
+/** Every failure the operation can answer, each status's codes enumerated in its shared schema. */
+export function failuresFor(options: FailureOptions) {
+  const statuses: FailureStatus[] = [
+    400,
+    401,
+    ...(options.premium ? [403 as const] : []),
+    ...(options.updatesAccount === true ? [404 as const] : []),
+    405,
+    408,
+    ...(options.conditionalWrite === true ? [409 as const, 412 as const] : []),
+    ...(options.body ? [413 as const, 415 as const] : []),
+    417,
+    ...(options.conditionalWrite === true ? [422 as const] : []),
+    429,
+    431,
+    500,
+    501,
+    503,
+  ];
+  return Object.fromEntries(
+    statuses.map((status) => {
+      // On an operation's own path, a 404 can only mean that its account went away.
+      const description = status === 404 ? 'The account was deleted while this request ran (account_not_found).' : FAILURE_DESCRIPTIONS[status];
+      return [status, answer(ref(`Failure${status}`), description, headersFor(status))];
+    }),
+  );
+}
+
+/** The statuses of a write's answers that an Idempotency-Key keeps, and replays with Idempotent-Replayed: true. */
+const KEPT_STATUSES: ReadonlySet<string> = new Set(['200', '400', '404', '412']);
+
+/** Marks the answers an Idempotency-Key replays as carrying Idempotent-Replayed (when replayed). */
+export function withReplayedAnswers(responses: Readonly<Record<string, Answer>>): Record<string, Answer> {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) =>
+      KEPT_STATUSES.has(status) ? [status, { ...response, headers: { ...response.headers, ...headerSchemas(['Idempotent-Replayed']) } }] : [status, response],
+    ),
+  );
+}
+
+/** Adds headers that a route's own hooks set (the alias's Deprecation and Link) to each of its answers that reached the route. */
+export function withRouteHeaders(responses: Readonly<Record<string, Answer>>, headers: readonly ResponseHeader[]): Record<string, Answer> {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) =>
+      BEFORE_ROUTE.has(Number(status)) ? [status, response] : [status, { ...response, headers: { ...response.headers, ...headerSchemas(headers) } }],
+    ),
+  );
+}
+
+/** Both media types a body may come in; the OpenAPI document lists each. */
+export const BODY_MEDIA_TYPES = ['application/x-www-form-urlencoded', 'application/json'];
+
+type SecurityRequirement = { readonly [scheme: string]: readonly string[] };
+export const PREMIUM_SECURITY: readonly SecurityRequirement[] = [{ basicAuth: [] }];
+/** Public routes take no credentials, or Basic credentials that are then checked. */
+export const OPTIONAL_SECURITY: readonly SecurityRequirement[] = [{}, { basicAuth: [] }];

@@ -1,0 +1,138 @@
+// Idempotency-Key on POST /user and /settings: claims the key before the handler runs, replays a kept answer, keeps the answer.
+import { createHash, randomUUID } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { idempotencyKeyInUse } from '../../store/store-errors.ts';
+import type { HeldIdempotencyKey, Store, StoredAnswer } from '../../store/store.ts';
+import { HttpError } from '../failures/http-error.ts';
+
+/** How long a key is kept, answered or not: the same key within it gets the first answer again. */
+export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long a claim holds while its request runs. Past it another request with the key may take it over (its first holder
+ * crashed, say); the first then finds the key no longer its own and writes nothing (409). Longer than any request runs.
+ */
+export const IDEMPOTENCY_LEASE_MS = 30_000;
+
+/** 1 to 255 printable ASCII characters, spaces included (RFC 9110 trims those around a field value). */
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+
+/** Statuses whose answer is the request's own result and is replayed; any other gives the key up, so a retry runs again. */
+function kept(status: number): boolean {
+  return status < 500 && status !== 408 && status !== 409 && status !== 429;
+}
+
+/** The headers kept with an answer and replayed; all others (X-Request-Id, rate limits...) are the new request's own. */
+export const REPLAYED_HEADERS = ['content-type', 'etag'] as const;
+
+/**
+ * The request as the key must find it again: method, path, the body's parameters in any order and either encoding, and
+ * If-Match (a write over another version is another request).
+ */
+export function fingerprintOf(request: FastifyRequest): string {
+  // The route's pattern as the pipeline recorded it when the route was added: request.routeOptions builds an object per read.
+  return fingerprint(request.method, request.routeFacts?.url ?? request.url, request.headers['if-match'], (request.body ?? {}) as object);
+}
+
+export function fingerprint(method: string, path: string, ifMatch: string | undefined, body: object): string {
+  const parameters = Object.entries(body).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256')
+    .update(JSON.stringify([method, path, ifMatch ?? null, parameters]))
+    .digest('base64url');
+}
+
+function invalidKey(): HttpError {
+  return new HttpError(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters.', {
+    field: 'Idempotency-Key',
+  });
+}
+
+function keyReused(): HttpError {
+  return new HttpError(
+    422,
+    'idempotency_key_reused',
+    'This Idempotency-Key was used for a different request (another body, path or If-Match) in the last 24 hours; use a new key.',
+    { field: 'Idempotency-Key' },
+  );
+}
+
+export interface IdempotentWrites {
+  /** preHandler: claims the request's key, or answers at once (a replay, 409, 422); nothing without the header. */
+  claim(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined>;
+  /** The key this request holds while its handler runs, for the store to complete with the write; undefined without one. */
+  held(request: FastifyRequest): HeldIdempotencyKey | undefined;
+  /** The handler's write recorded the answer with itself: nothing is left to keep. */
+  completed(request: FastifyRequest): void;
+  /** onSend: keeps an answer the write did not record (a 400, a 412...), or gives the key up (a 5xx), so a retry behaves. */
+  settle(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown>;
+}
+
+export interface IdempotentWritesOptions {
+  readonly store: Store;
+  /** Tests shorten them. */
+  readonly leaseMs?: number;
+  readonly ttlMs?: number;
+}
+
+export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWrites {
+  const { store } = options;
+  const leaseMs = options.leaseMs ?? IDEMPOTENCY_LEASE_MS;
+  const ttlMs = options.ttlMs ?? IDEMPOTENCY_KEY_TTL_MS;
+  // Per app, never per process: the requests holding a key while their handler runs.
+  const holding = new WeakMap<FastifyRequest, HeldIdempotencyKey>();
+
+  return {
+    async claim(request, reply) {
+      const key = request.headers['idempotency-key'];
+      if (key === undefined) return undefined;
+      if (typeof key !== 'string' || !VALID_KEY.test(key)) throw invalidKey();
+      const held = { accountId: request.caller!.id, key, token: randomUUID() };
+      const fingerprint = fingerprintOf(request);
+      const outcome = await store.claimIdempotencyKey({ ...held, fingerprint, leaseMs, ttlMs });
+      if (outcome.state === 'claimed') {
+        holding.set(request, held);
+        return undefined;
+      }
+      if (outcome.fingerprint !== fingerprint) throw keyReused();
+      if (outcome.state === 'in_progress') throw idempotencyKeyInUse();
+      return reply
+        .code(outcome.answer.status)
+        .headers(outcome.answer.headers)
+        .header('Idempotent-Replayed', 'true')
+        .send(Buffer.from(outcome.answer.body));
+    },
+
+    held: (request) => holding.get(request),
+
+    completed(request) {
+      holding.delete(request);
+    },
+
+    async settle(request, reply, payload) {
+      const held = holding.get(request);
+      if (held === undefined) return payload;
+      holding.delete(request);
+      const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : null;
+      try {
+        if (body !== null && kept(reply.statusCode)) {
+          await store.completeIdempotencyKey(held, answerOf(reply, body));
+        } else {
+          await store.releaseIdempotencyKey(held);
+        }
+      } catch (error) {
+        // The answer still goes out; the claim runs out with its lease, and a retry then runs the request again.
+        request.log.warn({ err: error }, 'idempotency key not settled: it is freed when its lease ends');
+      }
+      return payload;
+    },
+  };
+}
+
+/** The answer as kept: its status, the replayed headers it carries, its body byte for byte. */
+export function answerOf(reply: FastifyReply, body: Uint8Array): StoredAnswer {
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = reply.getHeader(name);
+    if (value !== undefined) headers[name] = String(value);
+  }
+  return { status: reply.statusCode, headers, body };
+}

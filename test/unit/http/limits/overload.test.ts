@@ -1,0 +1,75 @@
+// Protects load shedding: while the event loop lags past MAX_EVENT_LOOP_DELAY_MS, API requests get 503 overloaded; /healthz does not.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../../../src/app.ts';
+import { loadConfig } from '../../../../src/config.ts';
+import { loadTimezoneCatalog } from '../../../../src/domain/timezones.ts';
+import { createMetrics } from '../../../../src/http/observability/metrics.ts';
+import { openStore } from '../../../../src/store/open-store.ts';
+import type { Store } from '../../../../src/store/store.ts';
+
+const MAX_EVENT_LOOP_DELAY_MS = 50;
+
+let store: Store;
+let app: FastifyInstance;
+
+before(async () => {
+  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: String(MAX_EVENT_LOOP_DELAY_MS) });
+  store = openStore(config);
+  await store.migrate();
+  app = buildApp({ config, store, timezones: loadTimezoneCatalog(), redis: null, metrics: createMetrics() });
+  await app.ready();
+});
+
+after(async () => {
+  await app?.close();
+  await store?.close();
+});
+
+/**
+ * Makes the event loop lag on purpose: busy turns of `turnMs`, yielding only to setImmediate in between, so every
+ * delay sample taken during `totalMs` is a long one (the lag is measured as a mean over each second).
+ */
+async function lagTheEventLoop(totalMs: number, turnMs: number): Promise<void> {
+  const end = Date.now() + totalMs;
+  while (Date.now() < end) {
+    const turnEnd = Date.now() + turnMs;
+    while (Date.now() < turnEnd) {
+      // busy: nothing else runs
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+test('serves normally while the event loop keeps up', async () => {
+  const response = await app.inject({ method: 'GET', url: '/api/v0/hello' });
+  assert.equal(response.statusCode, 200, response.body);
+});
+
+test('answers 503 overloaded with Retry-After while the event loop lags, keeps /healthz up, and recovers', async () => {
+  await lagTheEventLoop(2500, 200);
+
+  const shed = await app.inject({ method: 'GET', url: '/api/v0/hello' });
+  assert.equal(shed.statusCode, 503, `a request was served while the loop lagged: ${shed.body}`);
+  const body = shed.json<{ messages: { code: string }[] }>();
+  assert.deepEqual(
+    { ...body, messages: body.messages.map((message) => message.code) },
+    { status: 'error', messages: ['overloaded'], meta: {}, data: null },
+    `not the overloaded envelope: ${shed.body}`,
+  );
+  assert.match(String(shed.headers['retry-after']), /^[1-9]\d*$/, 'a shed answer must say when to retry');
+
+  const health = await app.inject({ method: 'GET', url: '/healthz' });
+  assert.equal(health.statusCode, 200, `/healthz was shed: ${health.body}`);
+
+  // The lag is sampled every second: two samples of an idle loop bring it back.
+  let recovered = 0;
+  for (let attempt = 0; attempt < 50 && recovered !== 200; attempt++) {
+    await sleep(100);
+    recovered = (await app.inject({ method: 'GET', url: '/api/v0/hello' })).statusCode;
+  }
+  assert.equal(recovered, 200, 'still shedding 5 s after the loop caught up');
+});

@@ -1,0 +1,94 @@
+// Protects which answers an Idempotency-Key keeps for replay (results of the request) and which free the key (worth a retry).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+import { fingerprint, idempotentWrites } from '../../../../src/http/writes/idempotency.ts';
+import type { HeldIdempotencyKey, Store, StoredAnswer } from '../../../../src/store/store.ts';
+
+/** A store that grants every claim and records what becomes of it. */
+function recordingStore() {
+  const calls: { completed: StoredAnswer[]; released: HeldIdempotencyKey[] } = { completed: [], released: [] };
+  const store = {
+    claimIdempotencyKey: async () => ({ state: 'claimed' as const }),
+    completeIdempotencyKey: async (_held: HeldIdempotencyKey, answer: StoredAnswer) => (calls.completed.push(answer), true),
+    releaseIdempotencyKey: async (held: HeldIdempotencyKey) => void calls.released.push(held),
+  } as unknown as Store;
+  return { store, calls };
+}
+
+function request(headers: Record<string, string>): FastifyRequest {
+  return {
+    headers,
+    method: 'POST',
+    routeFacts: { url: '/api/v0/user' },
+    body: { name: 'Alice' },
+    caller: { id: 7 },
+    log: { warn: () => undefined },
+  } as unknown as FastifyRequest;
+}
+
+function reply(statusCode: number): FastifyReply {
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'r1' };
+  return { statusCode, getHeader: (name: string) => headers[name] } as unknown as FastifyReply;
+}
+
+async function settleWith(status: number) {
+  const { store, calls } = recordingStore();
+  const writes = idempotentWrites({ store });
+  const held = request({ 'idempotency-key': 'k1' });
+  await writes.claim(held, reply(200));
+  await writes.settle(held, reply(status), '{"status":"fail"}');
+  return calls;
+}
+
+describe('idempotentWrites', () => {
+  for (const status of [400, 404, 412]) {
+    test(`keeps a ${status}, the request's own result, with its Content-Type and body but not its request id`, async () => {
+      const calls = await settleWith(status);
+      assert.equal(calls.released.length, 0);
+      assert.deepEqual(calls.completed.map((answer) => [answer.status, answer.headers, Buffer.from(answer.body).toString()]), [
+        [status, { 'content-type': 'application/json; charset=utf-8' }, '{"status":"fail"}'],
+      ]);
+    });
+  }
+
+  for (const status of [500, 503, 409, 429, 408]) {
+    test(`frees the key on a ${status}, so that a retry runs the request again`, async () => {
+      const calls = await settleWith(status);
+      assert.equal(calls.completed.length, 0, `a ${status} was kept for replay`);
+      assert.equal(calls.released.length, 1);
+    });
+  }
+
+  test('leaves a request without the header alone', async () => {
+    const { store, calls } = recordingStore();
+    const writes = idempotentWrites({ store });
+    const plain = request({});
+    assert.equal(await writes.claim(plain, reply(200)), undefined);
+    assert.equal(writes.held(plain), undefined);
+    await writes.settle(plain, reply(400), 'x');
+    assert.deepEqual(calls, { completed: [], released: [] });
+  });
+
+  test('settles nothing after the write recorded its answer itself', async () => {
+    const { store, calls } = recordingStore();
+    const writes = idempotentWrites({ store });
+    const held = request({ 'idempotency-key': 'k1' });
+    await writes.claim(held, reply(200));
+    assert.equal(writes.held(held)?.accountId, 7);
+    writes.completed(held);
+    await writes.settle(held, reply(200), 'x');
+    assert.deepEqual(calls, { completed: [], released: [] });
+  });
+});
+
+describe('fingerprint', () => {
+  test('ignores the order of the parameters, and tells bodies, paths and If-Match apart', () => {
+    const base = fingerprint('POST', '/api/v0/user', undefined, { a: '1', b: '2' });
+    assert.equal(fingerprint('POST', '/api/v0/user', undefined, { b: '2', a: '1' }), base);
+    assert.notEqual(fingerprint('POST', '/api/v0/user', undefined, { a: '1', b: '3' }), base);
+    assert.notEqual(fingerprint('POST', '/api/v0/account', undefined, { a: '1', b: '2' }), base);
+    assert.notEqual(fingerprint('POST', '/api/v0/user', '"e1"', { a: '1', b: '2' }), base);
+  });
+});
