@@ -1,7 +1,8 @@
 // Brings a PostgreSQL database to this build's schema, safely when several instances start at once.
-import pg from 'pg';
+import type pg from 'pg';
 import { assertNotNewer, type Migration } from '../migrations.ts';
 import { translatePgError } from './pg-errors.ts';
+import { pgDriver } from './pg-driver.ts';
 
 /** Any constant works as long as every build uses the same one; pg_locks lists it (locktype advisory) while a migration runs. */
 export const MIGRATION_LOCK_KEY = '7263017455301265218';
@@ -29,7 +30,7 @@ export async function applyMigrations(
   migrations: readonly Migration[],
   settle?: (client: pg.ClientBase) => Promise<void>,
 ): Promise<AppliedMigrations> {
-  const client = new pg.Client({
+  const client = new (pgDriver().Client)({
     connectionString: connection.url,
     connectionTimeoutMillis: connection.connectTimeoutMs,
     application_name: 'account-api migrate',

@@ -1,6 +1,6 @@
 // The shared store for several instances: PostgreSQL through a node-postgres pool, every write one statement or one transaction.
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { asEnvironment, assertEnvironment, environmentUnrecorded, type RecordedEnvironment } from '../deployment.ts';
 import { loadMigrations, type Migration } from '../migrations.ts';
@@ -60,6 +60,7 @@ import type {
   WebhookEndpoint,
 } from '../../webhooks/webhook-store.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
+import { pgDriver } from './pg-driver.ts';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -180,7 +181,7 @@ export class PostgresStore implements Store {
     this.#options = options;
     this.environment = options.environment;
     this.#migrations = loadMigrations(join(import.meta.dirname, 'migrations'));
-    this.#pool = new pg.Pool({
+    this.#pool = new (pgDriver().Pool)({
       connectionString: options.url,
       max: options.poolMax,
       connectionTimeoutMillis: options.connectTimeoutMs,

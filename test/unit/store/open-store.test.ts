@@ -1,5 +1,6 @@
 // Protects engine selection: the configuration's DATABASE_URL decides which store the server and the CLI get.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,34 @@ test('a sqlite: DATABASE_URL opens the SQLite store', async () => {
     const store = openStore(loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'a.db')}` }));
     assert.equal(store.engine, 'sqlite');
     await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a server on SQLite never loads node-postgres; a PostgreSQL store loads it when opened', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'account-api-open-'));
+  try {
+    // A process of its own: whatever else this test file imported stays out of its module cache.
+    const script = `
+      import { createRequire } from 'node:module';
+      const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/node_modules/pg/'));
+      const { loadConfig } = await import(${JSON.stringify(new URL('../../../src/config.ts', import.meta.url).href)});
+      const { openStore } = await import(${JSON.stringify(new URL('../../../src/store/open-store.ts', import.meta.url).href)});
+      // The server's whole module graph (app, admin app, stores, CLI) as serve loads it.
+      await import(${JSON.stringify(new URL('../../../src/server.ts', import.meta.url).href)});
+      await import(${JSON.stringify(new URL('../../../src/cli/run-cli.ts', import.meta.url).href)});
+      const sqlite = openStore(loadConfig({ DATABASE_URL: 'sqlite:' + process.argv[1] }));
+      await sqlite.migrate();
+      const before = loaded();
+      const postgres = openStore(loadConfig({ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' }));
+      const after = loaded();
+      await sqlite.close();
+      await postgres.close();
+      console.log(JSON.stringify({ before, after }));
+    `;
+    const output = execFileSync(process.execPath, ['--input-type=module', '-e', script, join(dir, 'a.db')], { encoding: 'utf8' });
+    assert.deepEqual(JSON.parse(output.trim().split('\n').pop()!), { before: false, after: true });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
