@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import fs, { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, mock, test } from 'node:test';
+import { describe, mock, test, type TestContext } from 'node:test';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 
 import { chunkLimitFor, loggedError, loggingOptions, logResponse } from '../../../../src/http/observability/request-log.ts';
@@ -45,6 +45,28 @@ describe('loggedError', () => {
     assert.deepEqual(loggedError('just a string'), { type: 'string', message: 'just a string', stack: '' });
   });
 });
+
+/**
+ * Calls `watch` with every write of bytes through fs.writeSync (how SonicBoom writes) before it is made; a throw refuses it.
+ * Undone when the test ends.
+ */
+function watchWrites(t: TestContext, watch: (fd: number, bytes: ArrayBufferView) => void): void {
+  const writeSync = fs.writeSync;
+  mock.method(fs, 'writeSync', function (this: unknown, ...args: Parameters<typeof fs.writeSync>) {
+    const data: unknown = args[1];
+    if (ArrayBuffer.isView(data)) watch(args[0], data);
+    return (writeSync as (...values: unknown[]) => number).apply(this, args);
+  });
+  t.after(() => mock.restoreAll());
+}
+
+/** The logging set-up at info on `fd`, its root logger making lazy request loggers, as the apps have it. */
+function requestLogging(fd: number) {
+  const { fastify: { loggerInstance }, flush, lazyRequestLoggers } = loggingOptions('info', fd);
+  const root = loggerInstance as unknown as FastifyBaseLogger;
+  lazyRequestLoggers(root);
+  return { root, flush };
+}
 
 describe('asynchronous log lines', () => {
   test('are held by the logger until written, and flush writes every one of them at once, whole', async () => {
@@ -96,16 +118,11 @@ describe('asynchronous log lines', () => {
     // Read and write (Linux), so that opening does not wait for a reader; what is written stays in the pipe (64 KiB) to be read.
     const pipe = openSync(join(dir, 'pipe'), 'r+');
     const writes: number[] = [];
-    const writeSync = fs.writeSync;
-    mock.method(fs, 'writeSync', function (this: unknown, ...args: Parameters<typeof fs.writeSync>) {
-      if (args[0] === pipe && ArrayBuffer.isView(args[1])) writes.push(args[1].byteLength);
-      return (writeSync as (...values: unknown[]) => number).apply(this, args);
+    watchWrites(t, (fd, bytes) => {
+      if (fd === pipe) writes.push(bytes.byteLength);
     });
-    t.after(() => mock.restoreAll());
     try {
-      const { fastify: { loggerInstance }, flush, lazyRequestLoggers } = loggingOptions('info', pipe);
-      const root = loggerInstance as unknown as FastifyBaseLogger;
-      lazyRequestLoggers(root);
+      const { root, flush } = requestLogging(pipe);
       const expected: string[] = [];
       for (let index = 0; index < 150; index++) {
         // Three bytes a character in UTF-8 (a line counted in characters would overfill a chunk), four for the emoji.
@@ -150,19 +167,13 @@ describe('asynchronous log lines', () => {
     const fd = openSync(path, 'w');
     let diskFull = false;
     let refused = 0;
-    const writeSync = fs.writeSync;
-    mock.method(fs, 'writeSync', function (this: unknown, ...args: Parameters<typeof fs.writeSync>) {
-      if (args[0] === fd && diskFull) {
-        refused++;
-        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
-      }
-      return (writeSync as (...values: unknown[]) => number).apply(this, args);
+    watchWrites(t, (target) => {
+      if (target !== fd || !diskFull) return;
+      refused++;
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
     });
-    t.after(() => mock.restoreAll());
     try {
-      const { fastify: { loggerInstance }, flush, lazyRequestLoggers } = loggingOptions('info', fd);
-      const root = loggerInstance as unknown as FastifyBaseLogger;
-      lazyRequestLoggers(root);
+      const { root, flush } = requestLogging(fd);
       const lines = 1200;
       for (let index = 0; index < lines; index++) {
         diskFull = index >= 300 && index < 700;
