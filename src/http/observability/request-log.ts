@@ -152,8 +152,9 @@ export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
       return true;
     },
   };
-  const logger = pino(loggerSettings(level), destination);
-  const answerLines = new AnswerLines(logger, destination);
+  const settings = loggerSettings(level);
+  const logger = pino(settings, destination);
+  const answerLines = new AnswerLines(logger, destination, Object.keys(settings.serializers ?? {}));
   return {
     fastify: { loggerInstance: logger as FastifyBaseLogger, logController: new OneLinePerRequest() },
     // Each request's logger (Fastify's default factory calls app.log's child()) becomes a pino child only if it writes.
@@ -174,8 +175,6 @@ export interface AnswerFields {
 }
 
 const ANSWER_MESSAGE = 'request completed';
-/** Binding names pino leaves out of a child's line (level...) or writes through a serializer (err, req, res). */
-const NOT_PLAIN_BINDINGS = new Set(['level', 'serializers', 'formatters', 'customLevels', 'err', 'req', 'res']);
 /** Routes whose text is kept (the route patterns, and 'unmatched': a few dozen). */
 const MOST_ROUTES_KEPT = 256;
 
@@ -199,6 +198,7 @@ export class AnswerLines {
   /** pino's base fields, in its order after level and time: pid, hostname. */
   readonly #base: string;
   readonly #baseIsAscii: boolean;
+  readonly #serialized: ReadonlySet<string>;
   readonly #prefixes = new Map<string, string | null>();
   /** `,"method":"GET","route":"/api/v0/user","path":` by route, then method. */
   readonly #routeTexts = new Map<string, { readonly method: string; readonly text: string; readonly ascii: boolean }[]>();
@@ -208,8 +208,10 @@ export class AnswerLines {
   /** `,"statusCode":200,"responseTime":` by status code. */
   readonly #statusTexts: string[] = [];
 
-  constructor(logger: pino.Logger, destination: LineDestination) {
+  /** `serialized`: the field names the logger gives a serializer (a binding under one of them is not written as it is). */
+  constructor(logger: pino.Logger, destination: LineDestination, serialized: readonly string[]) {
     this.#destination = destination;
+    this.#serialized = new Set(serialized);
     this.#opening = `{"level":${logger.levels.values.info},"time":`;
     this.#base = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
     this.#baseIsAscii = isAscii(this.#base);
@@ -227,6 +229,7 @@ export class AnswerLines {
       this.#lastTime = now;
       this.#head = this.#opening + String(now) + this.#base;
     }
+    // Whether every piece is ASCII so far (a string JSON.stringify had to write may not be).
     let ascii = this.#baseIsAscii;
     let line = this.#head;
     for (const name in bindings) {
@@ -234,30 +237,21 @@ export class AnswerLines {
       if (value === undefined) continue;
       const prefix = this.#prefixOf(name);
       if (prefix === null || typeof value !== 'string') return false;
-      let text = quotedAsIs(value);
-      if (text === null) {
-        text = JSON.stringify(value);
-        ascii = false;
-      }
-      line += prefix + text;
+      const text = quotedAsIs(value);
+      ascii &&= text !== null;
+      line += prefix + (text ?? JSON.stringify(value));
     }
-    const { text: routeText, ascii: routeIsAscii } = this.#routeText(fields.method, fields.route);
-    let path = quotedAsIs(fields.path);
-    if (path === null) {
-      path = JSON.stringify(fields.path);
-      ascii = false;
-    }
-    line += routeText + path + this.#statusText(fields.statusCode) + hundredthsText(fields.responseTime);
+    const route = this.#routeText(fields.method, fields.route);
+    const path = quotedAsIs(fields.path);
+    ascii &&= route.ascii && path !== null;
+    line += route.text + (path ?? JSON.stringify(fields.path)) + this.#statusText(fields.statusCode) + hundredthsText(fields.responseTime);
     if (fields.code !== undefined) {
-      let code = quotedAsIs(fields.code);
-      if (code === null) {
-        code = JSON.stringify(fields.code);
-        ascii = false;
-      }
-      line += `,"code":${code}`;
+      const code = quotedAsIs(fields.code);
+      ascii &&= code !== null;
+      line += `,"code":${code ?? JSON.stringify(fields.code)}`;
     }
     line += `,"msg":"${ANSWER_MESSAGE}"}\n`;
-    this.#destination.writeLine(line, ascii && routeIsAscii ? line.length : Buffer.byteLength(line));
+    this.#destination.writeLine(line, ascii ? line.length : Buffer.byteLength(line));
     return true;
   }
 
@@ -270,13 +264,14 @@ export class AnswerLines {
   }
 
   /**
-   * `,"name":` for a binding's name (the same one to three names on every line); null for a name pino skips or serialises
-   * (NOT_PLAIN_BINDINGS) or one that JSON escapes or that is not ASCII.
+   * `,"name":` for a binding's name (the same one to three names on every line); null for a name pino serialises, or one
+   * that JSON escapes or that is not ASCII. (Names pino leaves out of a child's lines never get here: the lazy logger then
+   * hands out no writer.)
    */
   #prefixOf(name: string): string | null {
     let prefix = this.#prefixes.get(name);
     if (prefix === undefined) {
-      const quoted = NOT_PLAIN_BINDINGS.has(name) ? null : quotedAsIs(name);
+      const quoted = this.#serialized.has(name) ? null : quotedAsIs(name);
       prefix = quoted === null ? null : `,${quoted}:`;
       if (this.#prefixes.size < 64) this.#prefixes.set(name, prefix);
     }
