@@ -16,20 +16,6 @@ const SECRET_LENGTH = 32; // 32 base62 characters: about 190 bits of entropy
 const CHECKSUM_LENGTH = 6; // CRC32 fits in 6 base62 digits
 const BODY_LENGTH = KEY_ID_LENGTH + SECRET_LENGTH + CHECKSUM_LENGTH;
 
-/**
- * True when `token` past `from` is exactly BODY_LENGTH base62 characters. A loop over the character codes rather than a
- * pattern: it runs on every authenticated request, and under callgrind /^[0-9A-Za-z]{50}$/ cost ~1,460 instructions a call.
- */
-function isKeyBody(token: string, from: number): boolean {
-  if (token.length - from !== BODY_LENGTH) return false;
-  for (let i = from; i < token.length; i++) {
-    const c = token.charCodeAt(i);
-    // 0-9, A-Z, a-z
-    if (!((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122))) return false;
-  }
-  return true;
-}
-
 export interface ParsedKey {
   readonly environment: KeyEnvironment;
   /** Non-secret identifier, stored in clear, used to find the key and to list or revoke it. */
@@ -73,13 +59,51 @@ function checksumOf(prefixAndBody: string): string {
   return base62Fixed(crc32(prefixAndBody), CHECKSUM_LENGTH);
 }
 
+// CRC-32 (the polynomial zlib uses), one byte per step from a 256-entry table.
+const CRC_TABLE = (() => {
+  const table = new Int32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c;
+  }
+  return table;
+})();
+
+/** The CRC-32 state after `text`'s characters, each taken as one byte (the caller passes only ASCII). */
+function crcOfAscii(state: number, text: string): number {
+  let crc = state;
+  for (let i = 0; i < text.length; i++) crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff]! ^ (crc >>> 8);
+  return crc;
+}
+
+/** Each prefix's CRC-32 state, worked out once: a key's checksum covers its prefix, which never changes. */
+const prefixStates = new Map<string, number>();
+
 /**
- * True when the token's last CHECKSUM_LENGTH characters are the checksum of the rest: the digits compared one by one, as
- * base62Fixed would write them, without building a string (parsing runs on every authenticated request).
+ * True when `token` past `prefix` is exactly BODY_LENGTH base62 characters whose last CHECKSUM_LENGTH are the checksum of
+ * the rest, digit by digit as base62Fixed would write them. One loop over the character codes checks the characters and
+ * feeds the CRC: it runs on every authenticated request, where a loop for the characters, then zlib's crc32 of the string
+ * (which converts it to UTF-8 first), cost ~350 ns against ~190 ns for this one (Node 24, this machine, in a loop). Keys are
+ * issued with zlib's crc32 (checksumOf), so every test that parses an issued key holds the two to each other.
  */
-function checksumHolds(token: string): boolean {
+function isChecksummedBody(token: string, prefix: string): boolean {
+  const from = prefix.length;
+  if (token.length - from !== BODY_LENGTH) return false;
+  let crc = prefixStates.get(prefix);
+  if (crc === undefined) {
+    crc = crcOfAscii(-1, prefix);
+    prefixStates.set(prefix, crc);
+  }
   const end = token.length - CHECKSUM_LENGTH;
-  let rest = crc32(token.slice(0, end));
+  for (let i = from; i < end; i++) {
+    const c = token.charCodeAt(i);
+    // 0-9, A-Z, a-z
+    if (!((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122))) return false;
+    crc = CRC_TABLE[(crc ^ c) & 0xff]! ^ (crc >>> 8);
+  }
+  // The checksum's digits are compared with the ones it should have, so they are base62 too when they match.
+  let rest = (crc ^ -1) >>> 0;
   for (let i = CHECKSUM_LENGTH - 1; i >= 0; i--) {
     if (token.charCodeAt(end + i) !== ALPHABET.charCodeAt(rest % 62)) return false;
     rest = Math.floor(rest / 62);
@@ -99,8 +123,7 @@ export function composePrefixed(prefix: string, id: string, secret: string): str
 /** The id of a token in the keys' format with this prefix, or null when its shape or checksum is wrong. */
 export function idOfPrefixed(prefix: string, token: string): string | null {
   if (!token.startsWith(prefix)) return null;
-  if (!isKeyBody(token, prefix.length)) return null;
-  if (!checksumHolds(token)) return null;
+  if (!isChecksummedBody(token, prefix)) return null;
   return token.slice(prefix.length, prefix.length + KEY_ID_LENGTH);
 }
 
@@ -134,8 +157,7 @@ export function parseKey(token: string): KeyParseResult {
   for (const environment of ['live', 'sandbox'] as const) {
     const prefix = KEY_PREFIXES[environment];
     if (!token.startsWith(prefix)) continue;
-    if (!isKeyBody(token, prefix.length)) return { ok: false, reason: 'malformed' };
-    if (!checksumHolds(token)) return { ok: false, reason: 'malformed' };
+    if (!isChecksummedBody(token, prefix)) return { ok: false, reason: 'malformed' };
     return { ok: true, key: { environment, keyId: token.slice(prefix.length, prefix.length + KEY_ID_LENGTH), token } };
   }
   return { ok: false, reason: 'malformed' };

@@ -2,29 +2,27 @@
 
 export type BasicCredentials = { readonly username: string; readonly password: string };
 
-/**
- * True when `text` is base64 of the standard alphabet, padded: a loop over character codes, where the pattern
- * /^[A-Za-z0-9+/]+={0,2}$/ cost ~1,460 instructions a call on the hot path (callgrind). The caller has checked the length.
- */
-function isBase64(text: string): boolean {
-  let end = text.length;
-  // At most two '=', only at the end. The caller has checked the length, a multiple of 4 and not 0: something is left.
-  if (text.charCodeAt(end - 1) === 61) end--;
-  if (text.charCodeAt(end - 1) === 61) end--;
-  for (let i = 0; i < end; i++) {
-    const c = text.charCodeAt(i);
-    // A-Z, a-z, 0-9, '+', '/'
-    if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47)) return false;
-  }
-  return true;
-}
-
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
-}
-
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The bytes of `encoded`, one character per byte, when it is base64 of the standard alphabet, padded: what
+ * /^[A-Za-z0-9+/]+={0,2}$/ takes, at a length that is a multiple of 4 (the caller has checked it, and that it is not 0).
+ *
+ * `atob` (simdutf, in C++) checks and decodes in one pass, where a loop over the character codes cost ~270 ns more a request.
+ * It is forgiving (WHATWG): it refuses any other character, and '=' anywhere but at the end, but first drops ASCII whitespace.
+ * Whitespace dropped leaves fewer bytes than the length promises, so the count of bytes refuses it.
+ */
+function strictBase64(encoded: string): string | null {
+  let bytes: string;
+  try {
+    bytes = atob(encoded);
+  } catch {
+    return null;
+  }
+  const length = encoded.length;
+  const padding = encoded.charCodeAt(length - 1) !== 61 ? 0 : encoded.charCodeAt(length - 2) !== 61 ? 1 : 2;
+  return bytes.length === (length / 4) * 3 - padding ? bytes : null;
+}
 
 /** Returns null when the header is not Basic or cannot be decoded; the caller answers 401 either way. */
 export function parseBasicCredentials(header: string): BasicCredentials | null {
@@ -33,12 +31,13 @@ export function parseBasicCredentials(header: string): BasicCredentials | null {
   // The scheme is case-insensitive; 'Basic', as every client writes it, is recognised without a lower-case copy.
   if (!(space === 5 && header.startsWith('Basic')) && header.slice(0, space).toLowerCase() !== 'basic') return null;
   const encoded = header.slice(space + 1).trim();
-  if (encoded.length === 0 || encoded.length % 4 !== 0 || !isBase64(encoded)) return null;
-  // One character per decoded byte; when every byte is ASCII (the usual username and key), that is already the UTF-8 text,
-  // and no Buffer is made. Anything else is decoded as UTF-8, strictly.
-  const bytes = atob(encoded);
+  if (encoded.length === 0 || encoded.length % 4 !== 0) return null;
+  const bytes = strictBase64(encoded);
+  if (bytes === null) return null;
+  // One character per decoded byte; when every byte is ASCII (the usual username and key: as many UTF-8 bytes as characters),
+  // that is already the UTF-8 text, and no Buffer is made. Anything else is decoded as UTF-8, strictly.
   let decoded: string;
-  if (isAscii(bytes)) {
+  if (Buffer.byteLength(bytes, 'utf8') === bytes.length) {
     decoded = bytes;
   } else {
     try {
