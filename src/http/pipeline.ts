@@ -13,6 +13,7 @@ import { LoadMonitor } from './limits/overload.ts';
 import type { RateBudgets } from './limits/rate-limits.ts';
 import { answerExpectations, framingFailure } from './wire/request-framing.ts';
 import { cors } from './wire/cors.ts';
+import { answerHeaderSetter } from './wire/answer-headers.ts';
 import { TurnBatch } from './turn-batch.ts';
 import type { Tracing } from '../tracing/tracing.ts';
 
@@ -93,12 +94,10 @@ export const pipeline = fp(
     //    the steps below run inside the span) and onResponse hooks. Off, nothing is registered.
     if (options.tracing !== null) options.tracing.traceRequests(app);
 
-    // 1. Every answer, refusals included, carries the request id and the fixed headers (failures also set the id themselves:
-    //    Fastify runs no hooks for a URL its router cannot decode).
-    const identify = (request: FastifyRequest, reply: FastifyReply) => {
-      reply.header('x-request-id', request.id);
-      reply.headers(answerHeaders);
-    };
+    // 1. Every answer, refusals included, carries the request id and the fixed headers, set in one step (answer-headers.ts;
+    //    failures also set the id themselves: Fastify runs no hooks for a URL its router cannot decode).
+    const setAnswerHeaders = answerHeaderSetter(answerHeaders);
+    const identify = (request: FastifyRequest, reply: FastifyReply) => setAnswerHeaders(reply, request.id);
     // 1b. Only with CORS_ORIGINS: @fastify/cors in a hook of its own, after step 1 (a preflight it answers itself carries the
     //     id and the fixed headers too) and before the rest (a refusal below carries the CORS headers, so a page can read it).
     const corsOn = options.corsOrigins.length > 0;
