@@ -6,6 +6,7 @@ import type { RateLimitSettings } from '../../config.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { budgetAddress } from './budget-address.ts';
 import { HttpError } from '../failures/http-error.ts';
+import { setBudgetHeaders } from '../wire/answer-headers.ts';
 import { LocalCounters, RedisCounters, type RateCounters, type WindowCount } from './rate-counters.ts';
 
 export interface RateLimitsOptions {
@@ -79,10 +80,7 @@ function tooMany(count: WindowCount, code: string, message: string): HttpError {
 }
 
 function rateLimitHeaders(reply: FastifyReply, max: number, count: WindowCount): void {
-  // Lower case, as Fastify stores (and sends) every header name: a name already in lower case is not converted again.
-  reply.header('ratelimit-limit', max);
-  reply.header('ratelimit-remaining', Math.max(0, max - count.current));
-  reply.header('ratelimit-reset', seconds(count.resetMs));
+  setBudgetHeaders(reply, max, Math.max(0, max - count.current), seconds(count.resetMs));
 }
 
 function judgeCharge(reply: FastifyReply, max: number, count: WindowCount, byKey: boolean, onRejected?: (budget: RateBudget) => void): void {

@@ -1,14 +1,17 @@
-// Every answer's first headers (the request id, then the fixed ones of security-headers.ts) set in one step.
+// The headers nearly every answer carries, set straight into the reply's headers object: first the request id and the fixed
+// ones of security-headers.ts, in one step; then the rate budget's three.
 //
 // Through Fastify's own API, `reply.header()` per name, each one lower-cased the name again and stored it into the reply's
 // headers object by a key the store had not seen on that object's shape: under callgrind ~5,500 instructions of every answer
-// for seven headers (`npm run bench -- --instructions --servers service`: GET /hello 97.4k -> 91.7k, GET /user 127.0k ->
-// 121.5k). Here the headers object is a copy of one made once, in the same order (`{ ...template }` copies its shape whole),
-// and the request id is written into its slot.
+// for the first seven headers (`npm run bench -- --instructions --servers service`: GET /hello 97.4k -> 91.7k, GET /user
+// 127.0k -> 121.5k). Here the headers object is a copy of one made once, in the same order (`{ ...template }` copies its
+// shape whole), with the request id written into its slot; the budget's headers are stored by constant names, each store
+// seeing the same shapes every time.
 //
 // That object is Fastify's, behind a symbol of its internals (fastify/lib/symbols.js): where it is not found (a Fastify that
-// keeps headers some other way), or already holds a header, the headers are set through the public API as before. The
-// tests pin the result either way (test/unit/http/wire/answer-headers.test.ts, and every end-to-end test that reads headers).
+// keeps headers some other way), or already holds a header when the first ones are set, the headers are set through the
+// public API as before. The tests pin the result either way (test/unit/http/wire/answer-headers.test.ts, and every
+// end-to-end test that reads headers).
 import { createRequire } from 'node:module';
 import type { FastifyReply } from 'fastify';
 
@@ -19,6 +22,13 @@ const REPLY_HEADERS: symbol | null = typeof fastifyInternals.kReplyHeaders === '
 export const SETS_HEADERS_IN_ONE_STEP = REPLY_HEADERS !== null;
 
 type HeadersObject = Record<string, string | number | string[]>;
+
+/** The reply's headers object, or null when this Fastify keeps none where the symbol says. */
+function headersOf(reply: FastifyReply): HeadersObject | null {
+  if (REPLY_HEADERS === null) return null;
+  const held = (reply as unknown as Record<symbol, unknown>)[REPLY_HEADERS];
+  return typeof held === 'object' && held !== null ? (held as HeadersObject) : null;
+}
 
 function isEmpty(object: object): boolean {
   for (const _ in object) return false;
@@ -37,10 +47,22 @@ export function answerHeaderSetter(fixed: Readonly<Record<string, string>>): Set
   if (REPLY_HEADERS === null) return publicWay;
   const key = REPLY_HEADERS;
   return (reply, requestId) => {
-    const held = (reply as unknown as Record<symbol, unknown>)[key];
-    if (typeof held !== 'object' || held === null || !isEmpty(held)) return publicWay(reply, requestId);
+    const held = headersOf(reply);
+    if (held === null || !isEmpty(held)) return publicWay(reply, requestId);
     const headers = { ...template };
     headers['x-request-id'] = requestId;
     (reply as unknown as Record<symbol, unknown>)[key] = headers;
   };
+}
+
+/** RateLimit-Limit, -Remaining and -Reset (in lower case, as Fastify keeps and sends them), as `reply.header()` would set them. */
+export function setBudgetHeaders(reply: FastifyReply, limit: number, remaining: number, resetSeconds: number): void {
+  const headers = headersOf(reply);
+  if (headers === null) {
+    reply.header('ratelimit-limit', limit).header('ratelimit-remaining', remaining).header('ratelimit-reset', resetSeconds);
+    return;
+  }
+  headers['ratelimit-limit'] = limit;
+  headers['ratelimit-remaining'] = remaining;
+  headers['ratelimit-reset'] = resetSeconds;
 }

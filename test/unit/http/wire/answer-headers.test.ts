@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 
-import { answerHeaderSetter, SETS_HEADERS_IN_ONE_STEP } from '../../../../src/http/wire/answer-headers.ts';
+import { answerHeaderSetter, setBudgetHeaders, SETS_HEADERS_IN_ONE_STEP } from '../../../../src/http/wire/answer-headers.ts';
 
 const FIXED = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'cache-control': 'no-store' };
 
@@ -35,6 +35,7 @@ describe('answerHeaderSetter', () => {
     const set = answerHeaderSetter(FIXED);
     app = Fastify({ genReqId: () => `id-${++ids}` });
     app.addHook('onRequest', (request, reply, done) => {
+      if (request.url === '/budget-alone') return done();
       if (request.url === '/early') reply.header('x-early', 'first');
       const header = reply.header;
       let calls = 0;
@@ -43,6 +44,13 @@ describe('answerHeaderSetter', () => {
         return header.apply(this, args);
       };
       set(reply, request.id);
+      // The budget's headers, once or (as when an attempt is charged, then the key) twice: the second values win, in place.
+      if (request.url === '/budget') setBudgetHeaders(reply, 600, 599, 60);
+      if (request.url === '/budget-twice') {
+        setBudgetHeaders(reply, 600, 1, 1);
+        reply.header('x-between', 'yes');
+        setBudgetHeaders(reply, 50, 49, 42);
+      }
       publicCalls.set(request.url, calls);
       reply.header = header;
       done();
@@ -54,6 +62,13 @@ describe('answerHeaderSetter', () => {
       return 'ok';
     });
     app.get('/early', async () => 'ok');
+    app.get('/budget', async () => 'ok');
+    app.get('/budget-twice', async () => 'ok');
+    // No first headers at all (a route outside the pipeline): the budget's go onto Fastify's own empty object.
+    app.get('/budget-alone', async (_request, reply) => {
+      setBudgetHeaders(reply, 7, 6, 5);
+      return 'ok';
+    });
     await app.listen({ port: 0, host: '127.0.0.1' });
   });
   after(() => app.close());
@@ -88,6 +103,25 @@ describe('answerHeaderSetter', () => {
   test('keeps a header set before it, and still sets every one of its own', async () => {
     const headers = await rawHeaders(app, '/early');
     assert.deepEqual(headers, [['x-early', 'first'], ['x-request-id', `id-${ids}`], ...Object.entries(FIXED)]);
+  });
+
+  test('adds the rate budget headers after the first ones, by reply.header() semantics and without calling it', async () => {
+    const first = [['x-request-id', `id-${ids + 1}`], ...Object.entries(FIXED)];
+    assert.deepEqual(await rawHeaders(app, '/budget'), [...first, ['ratelimit-limit', '600'], ['ratelimit-remaining', '599'], ['ratelimit-reset', '60']]);
+    assert.equal(publicCalls.get('/budget'), 0);
+    const second = [['x-request-id', `id-${ids + 1}`], ...Object.entries(FIXED)];
+    assert.deepEqual(await rawHeaders(app, '/budget-twice'), [
+      ...second,
+      ['ratelimit-limit', '50'],
+      ['ratelimit-remaining', '49'],
+      ['ratelimit-reset', '42'],
+      ['x-between', 'yes'],
+    ]);
+    assert.deepEqual((await rawHeaders(app, '/budget-alone')).filter(([name]) => name.startsWith('ratelimit')), [
+      ['ratelimit-limit', '7'],
+      ['ratelimit-remaining', '6'],
+      ['ratelimit-reset', '5'],
+    ]);
   });
 
   test('answers concurrent requests each with its own id', async () => {
