@@ -15,8 +15,17 @@
 import { createRequire } from 'node:module';
 import type { FastifyReply } from 'fastify';
 
-const fastifyInternals = createRequire(import.meta.url)('fastify/lib/symbols.js') as { readonly kReplyHeaders?: unknown };
-const REPLY_HEADERS: symbol | null = typeof fastifyInternals.kReplyHeaders === 'symbol' ? fastifyInternals.kReplyHeaders : null;
+/** Fastify's symbol for a reply's headers object; null when a Fastify no longer has it where this looks (nor the file). */
+function replyHeadersSymbol(): symbol | null {
+  try {
+    const internals = createRequire(import.meta.url)('fastify/lib/symbols.js') as { readonly kReplyHeaders?: unknown };
+    return typeof internals.kReplyHeaders === 'symbol' ? internals.kReplyHeaders : null;
+  } catch {
+    return null;
+  }
+}
+
+const REPLY_HEADERS = replyHeadersSymbol();
 
 /** False when this Fastify has no headers object to copy into: every answer then takes the public way (and costs more). */
 export const SETS_HEADERS_IN_ONE_STEP = REPLY_HEADERS !== null;
@@ -35,10 +44,12 @@ function isEmpty(object: object): boolean {
   return true;
 }
 
-/** Sets `x-request-id` and then `fixed` (names in lower case, as Fastify keeps and sends them) on a reply. */
+/** Sets `x-request-id` and then the fixed headers (their names in lower case, as Fastify keeps and sends them) on a reply. */
 export type SetAnswerHeaders = (reply: FastifyReply, requestId: string) => void;
 
-export function answerHeaderSetter(fixed: Readonly<Record<string, string>>): SetAnswerHeaders {
+export function answerHeaderSetter(headers: Readonly<Record<string, string>>): SetAnswerHeaders {
+  // In lower case, as reply.header() would store them: a route setting one of them again must replace it, not add a second.
+  const fixed = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
   const template: HeadersObject = { 'x-request-id': '', ...fixed };
   const publicWay: SetAnswerHeaders = (reply, requestId) => {
     reply.header('x-request-id', requestId);

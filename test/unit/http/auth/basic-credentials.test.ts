@@ -47,6 +47,10 @@ describe('parseBasicCredentials', () => {
     }
   });
 
+  test('takes the credentials after any spaces between the scheme and them', () => {
+    assert.deepEqual(parseBasicCredentials(`Basic   ${Buffer.from('a:b').toString('base64')}`), { username: 'a', password: 'b' });
+  });
+
   test('returns null for Basic with nothing after it', () => {
     assert.equal(parseBasicCredentials('Basic'), null);
     assert.equal(parseBasicCredentials('Basic '), null);
@@ -54,7 +58,9 @@ describe('parseBasicCredentials', () => {
   });
 
   test('returns null for invalid base64', () => {
-    for (const encoded of ['!!!!', 'YWxp@2U6c2VjcmV0', 'not base64 at all', '====', 'YWxpY2U6c2VjcmV0===', '%%%%']) {
+    // Whitespace inside (which atob would drop: 'YTpiYWJj' is a:babc), unpadded base64 (which atob would take).
+    const forgiven = ['YTpi    YWJj', 'YTpi\tYWJj', 'YTpi\fYWJj', 'YTpiYQ', 'YTpiYQ='];
+    for (const encoded of ['!!!!', 'YWxp@2U6c2VjcmV0', 'not base64 at all', '====', 'YWxpY2U6c2VjcmV0===', '%%%%', ...forgiven]) {
       assert.equal(parseBasicCredentials(`Basic ${encoded}`), null, `'${encoded}' was decoded`);
     }
   });

@@ -105,6 +105,23 @@ describe('answerHeaderSetter', () => {
     assert.deepEqual(headers, [['x-early', 'first'], ['x-request-id', `id-${ids}`], ...Object.entries(FIXED)]);
   });
 
+  test('keeps the names in lower case, so a route setting one again replaces it rather than sending two', async () => {
+    const set = answerHeaderSetter({ 'Cache-Control': 'no-store', 'X-Frame-Options': 'DENY' });
+    const mixed = Fastify();
+    mixed.addHook('onRequest', (request, reply, done) => {
+      set(reply, request.id);
+      done();
+    });
+    mixed.get('/', async (_request, reply) => reply.header('cache-control', 'private').send('ok'));
+    await mixed.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const headers = await rawHeaders(mixed, '/');
+      assert.deepEqual(headers.slice(1), [['cache-control', 'private'], ['x-frame-options', 'DENY']]);
+    } finally {
+      await mixed.close();
+    }
+  });
+
   test('adds the rate budget headers after the first ones, by reply.header() semantics and without calling it', async () => {
     const first = [['x-request-id', `id-${ids + 1}`], ...Object.entries(FIXED)];
     assert.deepEqual(await rawHeaders(app, '/budget'), [...first, ['ratelimit-limit', '600'], ['ratelimit-remaining', '599'], ['ratelimit-reset', '60']]);
