@@ -20,11 +20,16 @@ async function startTimes(database: string, accounts: number, options: BenchOpti
   return { accounts, samplesMs: times };
 }
 
-/** Which servers table 1 measures a call on: for a write, the ceiling writing with node:sqlite too; for GET /user, the defaults. */
+/**
+ * Which servers table 1 measures a call on: for a write, the ceiling writing with node:sqlite too. The service at its defaults
+ * answers every call, as the lean one does, though only GET /user is reported: a process that waits minutes between its runs
+ * has its heap given back by V8 meanwhile, and the next seconds of load pay for growing it again (docs/operations.md), so
+ * the two are compared with the same history.
+ */
 function rolesFor(call: BenchCall): Role[] {
   return [
     'service',
-    ...(call.id === 'user' ? (['service-defaults'] as const) : []),
+    'service-defaults',
     ...(call.writes ? (['ceiling+sqlite'] as const) : []),
     'ceiling',
     'fastify',
