@@ -229,7 +229,7 @@ export async function countInstructions(
   log: (line: string) => void,
 ): Promise<InstructionResults> {
   const valgrind = await valgrindVersion();
-  const machine = describeMachine();
+  const machine = describeMachine(options.serviceNodeArgs);
   const wanted = options.calls === null ? INSTRUCTION_CALLS : INSTRUCTION_CALLS.filter((id) => options.calls!.includes(id));
   if (wanted.length === 0) throw new Error(`--calls names none of ${INSTRUCTION_CALLS.join(', ')} (the calls --instructions counts)`);
   const calls = BENCH_CALLS.filter((call) => wanted.includes(call.id));

@@ -1,4 +1,5 @@
 // Markdown pieces shared by results.md and instructions.md: tables, number formats, verdicts, footnotes and the machine.
+import { SERVICE_NODE_FLAGS } from './processes.ts';
 import type { Cell, Machine } from './results.ts';
 
 export const count = (value: number) => Math.round(value).toLocaleString('en-US');
@@ -39,6 +40,14 @@ function loadAverage(machine: Machine): string {
   return busy ? `${figures}: other work was running, so figures are noisier than usual` : figures;
 }
 
+const code = (flags: readonly string[]) => (flags.length === 0 ? 'none' : flags.map((flag) => `\`${flag}\``).join(' '));
+
+/** npm start's flags, which every server is started with, and those the run gave the service only (--service-node-arg). */
+function nodeFlags(serviceNodeArgs: readonly string[]): string {
+  const own = serviceNodeArgs.slice(SERVICE_NODE_FLAGS.length);
+  return `every server: ${code(SERVICE_NODE_FLAGS)} (npm start's)${own.length === 0 ? '' : `; the service also: ${code(own)}`}`;
+}
+
 /** The rows describing the machine, for the table at the top of each results file. */
 export function machineRows(machine: Machine): string[][] {
   return [
@@ -49,5 +58,6 @@ export function machineRows(machine: Machine): string[][] {
     ['OS', machine.kernel],
     ['load average', loadAverage(machine)],
     ['service', `commit ${machine.commit}`],
+    ['Node flags', nodeFlags(machine.serviceNodeArgs)],
   ];
 }

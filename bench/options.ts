@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { SERVICE_NODE_FLAGS } from './processes.ts';
 
 export interface BenchOptions {
   readonly smoke: boolean;
@@ -29,7 +30,10 @@ export interface BenchOptions {
   readonly calls: readonly string[] | null;
   /** Where the service of table 1 writes a CPU profile (node --cpu-prof); null: not profiled. */
   readonly profileDir: string | null;
-  /** Given to Node before the service's script (every service of both tables), e.g. --max-semi-space-size=4. */
+  /**
+   * Given to Node before the service's script (every service of both tables): npm start's Node flags, then --service-node-arg's,
+   * e.g. --max-semi-space-size=4.
+   */
   readonly serviceNodeArgs: readonly string[];
   /** Instead of the load tables: instructions per answer under callgrind (instructions.md). */
   readonly instructions: InstructionOptions | null;
@@ -64,7 +68,8 @@ export const USAGE = `npm run bench -- [options]     (or: node bench/run.ts [opt
   --service-arg ARG      add ARG to \`account-api serve\` (repeatable), e.g. --service-arg=--workers --service-arg=2
   --calls L              table 1 only for these calls, e.g. user,timezones-304 (ids in bench/calls.ts)
   --profile DIR          the service of table 1 writes a CPU profile there (node --cpu-prof), for flame graphs
-  --service-node-arg ARG give ARG to Node for the service (repeatable), e.g. --service-node-arg=--max-semi-space-size=4
+  --service-node-arg ARG give ARG to Node for the service (repeatable), after npm start's Node flags (which every server gets),
+                         e.g. --service-node-arg=--max-semi-space-size=4
   --out DIR              where results.md and results.svg go   BENCH_OUT           default bench/ (smoke: a temp dir)
   --smoke                tiny numbers (~40 s) to check the bench itself works; its figures mean nothing
 
@@ -145,7 +150,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
       serviceArgs: values['service-arg'] ?? [],
       calls: values.calls === undefined ? null : values.calls.split(',').map((id) => id.trim()),
       profileDir: values.profile === undefined ? null : resolve(cwd, values.profile),
-      serviceNodeArgs: values['service-node-arg'] ?? [],
+      // npm start's Node flags, then the run's own (a later V8 flag wins over an earlier one).
+      serviceNodeArgs: [...SERVICE_NODE_FLAGS, ...(values['service-node-arg'] ?? [])],
       instructions: values.instructions
         ? {
             requests: positive('--requests', small(values.requests, '1000', '10'), true),

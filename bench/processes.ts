@@ -10,6 +10,21 @@ import { createInterface } from 'node:readline';
 export const REPO_ROOT = resolve(import.meta.dirname, '..');
 export const SERVICE_MAIN = join(REPO_ROOT, 'src/main.ts');
 
+/**
+ * The Node flags of `npm start` (`node FLAGS src/main.ts serve`), which the systemd unit gives through NODE_OPTIONS (a test holds
+ * the two equal): every server of the bench runs with them, so that the bench measures the service as it is run, and compares
+ * its code, not its Node settings, with the others'. E.g. `--max-semi-space-size=32`.
+ */
+export function startScriptNodeFlags(script: string): string[] {
+  const words = /^node(?<flags>(?: --[a-z][a-z0-9-]*(?:=[A-Za-z0-9._-]+)?)*) src\/main\.ts serve$/.exec(script);
+  if (words === null) throw new Error(`npm start should be 'node [--flag[=value] ...] src/main.ts serve'; it is '${script}'`);
+  return words.groups!.flags!.split(' ').filter((flag) => flag !== '');
+}
+
+export const SERVICE_NODE_FLAGS: readonly string[] = startScriptNodeFlags(
+  (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start,
+);
+
 export interface ServerProcess {
   readonly name: string;
   readonly url: string;

@@ -58,6 +58,8 @@ export interface Machine {
   readonly node: string;
   readonly kernel: string;
   readonly commit: string;
+  /** What Node was given before the service's script (npm start's flags, then --service-node-arg). */
+  readonly serviceNodeArgs: readonly string[];
   /** One-minute load average when the bench began and when it ended: other work on a shared machine shows here. */
   readonly loadAverage: number;
   readonly loadAverageAtEnd: number | null;
@@ -99,7 +101,7 @@ function commitOf(): string {
   }
 }
 
-export function describeMachine(): Machine {
+export function describeMachine(serviceNodeArgs: readonly string[]): Machine {
   let cpu = cpus()[0]?.model ?? 'unknown';
   try {
     cpu = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpu;
@@ -114,6 +116,7 @@ export function describeMachine(): Machine {
     node: process.version,
     kernel: `${process.platform} ${release()}`,
     commit: commitOf(),
+    serviceNodeArgs,
     loadAverage: loadavg()[0]!,
     loadAverageAtEnd: null,
   };

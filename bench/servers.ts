@@ -5,7 +5,7 @@ import { BENCH_CALLS, type BenchAccounts, type CallId } from './calls.ts';
 import { templateFrom, type HeaderTemplates } from './header-templates.ts';
 import { verify } from './load.ts';
 import type { BenchOptions } from './options.ts';
-import { SERVICE_MAIN, startServer, type ServerProcess, type StartOptions } from './processes.ts';
+import { SERVICE_MAIN, SERVICE_NODE_FLAGS, startServer, type ServerProcess, type StartOptions } from './processes.ts';
 import { copyDatabase, createBenchDatabase, growAccounts } from './seed.ts';
 
 const CEILING = join(import.meta.dirname, 'ceiling-server.ts');
@@ -96,8 +96,11 @@ export function launch(
   const database = extra.database ?? databaseIn(workspace.dir, name);
   if (extra.database === undefined) copyDatabase(workspace.base, database);
   const peerArgs = ['--host', '127.0.0.1', '--port', '0', '--headers', workspace.headersFile];
+  // The others run with the service's Node flags too (npm start's, not the run's --service-node-arg): the bench compares code.
   const start = (script: string, args: readonly string[], env: NodeJS.ProcessEnv, more: StartOptions = {}) =>
-    fleet.start(() => startServer(name, script, args, env, { ...extra, ...more, nodeArgs: [...(more.nodeArgs ?? []), ...(extra.nodeArgs ?? [])] }));
+    fleet.start(() =>
+      startServer(name, script, args, env, { ...extra, ...more, nodeArgs: [...(more.nodeArgs ?? SERVICE_NODE_FLAGS), ...(extra.nodeArgs ?? [])] }),
+    );
   const serve = ['serve', '--host', '127.0.0.1', '--port', '0', ...options.serviceArgs];
   switch (role) {
     case 'service':

@@ -102,7 +102,7 @@ async function tableTwo(fleet: Fleet, workspace: Workspace, options: BenchOption
 }
 
 export async function runTables(options: BenchOptions, command: string, work: string, fleet: Fleet, log: (line: string) => void): Promise<BenchResults> {
-  const machine = describeMachine();
+  const machine = describeMachine(options.serviceNodeArgs);
   const settings: LoadSettings = {
     connections: options.connections,
     durationSeconds: options.durationSeconds,

@@ -1,7 +1,10 @@
-// The bench's measuring parts that need no server: reading CPU time from /proc, and the wrk script's strings and results.
+// The bench's measuring parts that need no server: reading CPU time from /proc, the wrk script's strings and results, and the
+// Node flags the service is started with.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { clockTicksPerSecond, cpuBetween, readCpu, type CpuReading } from '../../bench/cpu-time.ts';
+import { parseOptions } from '../../bench/options.ts';
+import { SERVICE_NODE_FLAGS, startScriptNodeFlags } from '../../bench/processes.ts';
 import { luaString, parseWrkOutput, wrkScript } from '../../bench/wrk.ts';
 
 const tick = 1e9 / clockTicksPerSecond();
@@ -59,4 +62,29 @@ test("reads wrk's result line: counts, microseconds turned to milliseconds, erro
     cpuSeconds: 0.5,
   });
   assert.throws(() => parseWrkOutput('unable to connect', 100), /wrk printed no result/);
+});
+
+test("reads the Node flags of npm start's command, and refuses a command it cannot read exactly", () => {
+  assert.deepEqual(startScriptNodeFlags('node --max-semi-space-size=32 --no-warnings src/main.ts serve'), ['--max-semi-space-size=32', '--no-warnings']);
+  assert.deepEqual(startScriptNodeFlags('node src/main.ts serve'), []);
+  for (const script of [
+    'node --max-semi-space-size=32 src/main.ts serve --sandbox', // not the command the bench starts
+    'NODE_OPTIONS=--x node src/main.ts serve',
+    'node --max-semi-space-size="32" src/main.ts serve', // quoting: the shell would read it otherwise
+    'node --max-semi-space-size=32 $EXTRA src/main.ts serve',
+    'node  --max-semi-space-size=32 src/main.ts serve',
+    'node --max-semi-space-size=32 bin/account-api.js serve',
+  ]) {
+    assert.throws(() => startScriptNodeFlags(script), /npm start should be/, script);
+  }
+});
+
+test("starts the service with npm start's Node flags, then the run's own, which V8 lets win", () => {
+  assert.deepEqual(SERVICE_NODE_FLAGS, ['--max-semi-space-size=32'], "package.json's start script");
+  const plain = parseOptions([], {}, '/tmp');
+  assert.ok(!('usage' in plain));
+  assert.deepEqual(plain.serviceNodeArgs, SERVICE_NODE_FLAGS);
+  const more = parseOptions(['--service-node-arg=--max-semi-space-size=4'], {}, '/tmp');
+  assert.ok(!('usage' in more));
+  assert.deepEqual(more.serviceNodeArgs, [...SERVICE_NODE_FLAGS, '--max-semi-space-size=4']);
 });

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { SERVICE_NODE_FLAGS } from '../../bench/processes.ts';
 import { loadMigrations } from '../../src/store/migrations.ts';
 import { call } from '../support/http.ts';
 import {
@@ -11,6 +12,7 @@ import {
   expectCliExit,
   cliOk,
   createWorkspace,
+  MAIN,
   REPO_ROOT,
   runCli,
   startServer,
@@ -434,7 +436,31 @@ test('the package bin runs the CLI: bin/account-api.js --help exits 0 with the u
 test('the package declares the account-api bin, and npm start serves', () => {
   const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
   assert.equal(manifest.bin?.['account-api'], 'bin/account-api.js', 'package.json should expose bin/account-api.js as account-api');
-  assert.equal(manifest.scripts?.start, 'node src/main.ts serve', 'npm start should run the server');
+  // With a young generation of 2 x 32 MB (docs/operations.md, Memory); the bench and the systemd unit read the flag from here.
+  assert.equal(manifest.scripts?.start, 'node --max-semi-space-size=32 src/main.ts serve', 'npm start should run the server');
+  assert.equal(manifest.scripts?.sandbox, 'node --max-semi-space-size=32 src/main.ts serve --sandbox', 'npm run sandbox too');
+});
+
+test("npm start's Node flags reach the server and the workers of --workers", async (t) => {
+  if (process.platform !== 'linux') return t.skip('reads /proc/PID/cmdline');
+  assert.deepEqual(SERVICE_NODE_FLAGS, ['--max-semi-space-size=32']);
+  const served = await startServer(workspace, ['--workers', '2'], { LOG_LEVEL: 'info' }, [process.execPath, ...SERVICE_NODE_FLAGS, MAIN]);
+  try {
+    // The primary's ready line is on stdout, the listening line that startServer waits for on stderr: either may come first.
+    const workerPids = () => served.output.map((line) => /"workerPids":\[([\d,]+)\]/.exec(line)?.[1]).find((pids) => pids !== undefined);
+    for (let waited = 0; workerPids() === undefined && waited < 5000; waited += 20) await new Promise((done) => setTimeout(done, 20));
+    const ready = workerPids();
+    assert.ok(ready !== undefined, `the primary should log its workers' pids:\n${served.output.join('\n')}`);
+    const pids = [served.child.pid!, ...ready.split(',').map(Number)];
+    assert.equal(pids.length, 3);
+    for (const pid of pids) {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      assert.deepEqual(argv.slice(1, argv.indexOf(MAIN)), SERVICE_NODE_FLAGS, `process ${pid}'s Node flags: ${argv.join(' ')}`);
+    }
+    assert.equal((await call('GET', `${served.api}/hello`)).status, 200);
+  } finally {
+    await served.stop();
+  }
 });
 
 test('on an empty database the server prints the commands that create an account, and they work', async () => {

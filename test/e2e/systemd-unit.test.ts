@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as nodeTest from 'node:test';
+import { SERVICE_NODE_FLAGS } from '../../bench/processes.ts';
 import { loadConfig } from '../../src/config.ts';
 import { requiring } from '../support/requiring.ts';
 import { REPO_ROOT } from '../support/server-process.ts';
@@ -64,6 +65,13 @@ nodeTest.describe('what the unit promises', () => {
     assert.notEqual(one('User'), 'root');
     assert.equal(one('Restart'), 'on-failure');
     assert.ok(SERVICE.has('EnvironmentFile'), 'secrets belong in an EnvironmentFile, not in the unit');
+  });
+
+  nodeTest.test("gives Node npm start's flags through NODE_OPTIONS, which the EnvironmentFile can change", () => {
+    assert.ok(SERVICE_NODE_FLAGS.length > 0);
+    assert.equal(unitEnvironment().NODE_OPTIONS, SERVICE_NODE_FLAGS.join(' '), 'the young generation as npm start caps it (docs/operations.md, Memory)');
+    // systemd: "Settings from these files override settings made with Environment=".
+    assert.ok(SERVICE.has('EnvironmentFile'));
   });
 
   nodeTest.test('stops with SIGTERM, and waits longer than SHUTDOWN_TIMEOUT_MS before killing', () => {

@@ -123,9 +123,17 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `account-api serve` on a free port and resolves once it has logged that it is ready. */
-export function startServer(workspace: Workspace, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [MAIN, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
+/**
+ * Starts `account-api serve` on a free port and resolves once it has logged that it is ready. `command` runs it (by default
+ * this Node on src/main.ts; e.g. `[process.execPath, '--some-node-flag', MAIN]`).
+ */
+export function startServer(
+  workspace: Workspace,
+  args: readonly string[] = [],
+  env: NodeJS.ProcessEnv = {},
+  command: readonly [string, ...string[]] = [process.execPath, MAIN],
+): Promise<ServerProcess> {
+  const child = spawn(command[0], [...command.slice(1), 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
     cwd: workspace.dir,
     env: { ...workspace.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
