@@ -45,8 +45,7 @@ const code = (flags: readonly string[]) => (flags.length === 0 ? 'none' : flags.
 /** npm start's flags, which every server is started with, and those the run gave the service only (--service-node-arg). */
 function nodeFlags(serviceNodeArgs: readonly string[]): string {
   const own = serviceNodeArgs.slice(SERVICE_NODE_FLAGS.length);
-  const every = `every server: ${code(SERVICE_NODE_FLAGS)} (npm start's), and a compile cache filled by an earlier start`;
-  return `${every}${own.length === 0 ? '' : `; the service also: ${code(own)}`}`;
+  return `every server: ${code(SERVICE_NODE_FLAGS)} (npm start's)${own.length === 0 ? '' : `; the service also: ${code(own)}`}`;
 }
 
 /** The rows describing the machine, for the table at the top of each results file. */

@@ -21,12 +21,6 @@ export function startScriptNodeFlags(script: string): string[] {
   return words.groups!.flags!.split(' ').filter((flag) => flag !== '');
 }
 
-/**
- * The compile cache every server of the bench is given (NODE_COMPILE_CACHE): where the service keeps its own by default
- * (src/main.ts), so that each server starts as it restarts in production, its modules compiled on an earlier start.
- */
-export const COMPILE_CACHE = join(REPO_ROOT, 'node_modules', '.cache', 'account-api');
-
 export const SERVICE_NODE_FLAGS: readonly string[] = startScriptNodeFlags(
   (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start,
 );

@@ -5,7 +5,7 @@ import { BENCH_CALLS, type BenchAccounts, type CallId } from './calls.ts';
 import { templateFrom, type HeaderTemplates } from './header-templates.ts';
 import { verify } from './load.ts';
 import type { BenchOptions } from './options.ts';
-import { COMPILE_CACHE, SERVICE_MAIN, SERVICE_NODE_FLAGS, startServer, type ServerProcess, type StartOptions } from './processes.ts';
+import { SERVICE_MAIN, SERVICE_NODE_FLAGS, startServer, type ServerProcess, type StartOptions } from './processes.ts';
 import { copyDatabase, createBenchDatabase, growAccounts } from './seed.ts';
 
 const CEILING = join(import.meta.dirname, 'ceiling-server.ts');
@@ -25,12 +25,9 @@ export const DEFAULTS_DESCRIPTION =
   'its default), METRICS_PORT=0 (the Prometheus listener, not scraped during the run); only the rate budgets are raised, as ' +
   'in the lean settings, so that the bench measures answers rather than 429s (the counting still runs)';
 
-/**
- * A clean environment: nothing of the caller's (DATABASE_URL, REDIS_URL...) leaks into the servers under test. Every server
- * gets the same compile cache, the service's own (see COMPILE_CACHE): the bench compares code, not how each is started.
- */
+/** A clean environment: nothing of the caller's (DATABASE_URL, REDIS_URL...) leaks into the servers under test. */
 export function cleanEnv(): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, NODE_COMPILE_CACHE: COMPILE_CACHE };
+  return { PATH: process.env.PATH, HOME: process.env.HOME };
 }
 
 /** The bench's lean settings: the work itself, without the request log or load shedding, and rate budgets no run exhausts. */
@@ -163,15 +160,11 @@ export async function prepareWorkspace(
   // The templates are not written yet: the service is the one server that does not read them.
   const workspace: Workspace = { dir, base, accounts: benchAccounts, accountsFile, headersFile, references: new Map() };
   const probe = await launch(fleet, workspace, 'service', options, { name: 'capture' });
-  let reference: Awaited<ReturnType<typeof capture>>;
   try {
-    reference = await capture(probe, benchAccounts, log);
+    const reference = await capture(probe, benchAccounts, log);
     writeFileSync(headersFile, JSON.stringify(reference.templates));
+    return { ...workspace, references: reference.answers };
   } finally {
     await fleet.stop(probe);
   }
-  // The service's start above filled its compile cache; one start of each other server fills theirs, so that every server
-  // measured starts from a warm cache (what a stop writes is read by the next start).
-  for (const role of ['ceiling', 'fastify', 'express'] as const) await fleet.stop(await launch(fleet, workspace, role, options, { name: `warm-${role}` }));
-  return { ...workspace, references: reference.answers };
 }

@@ -1,6 +1,5 @@
 // `account-api serve`: runs the HTTP service until SIGTERM or SIGINT, then shuts down gracefully; alone, or as one of --workers.
 import cluster from 'node:cluster';
-import { flushCompileCache, getCompileCacheDir } from 'node:module';
 import { Server } from 'node:net';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config.ts';
@@ -81,12 +80,8 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
       process.off('uncaughtException', fatal);
     };
     const waitingForDatabase = server.prepared === null;
-    // The modules a start needs are loaded: their compiled code goes to the compile cache now (src/main.ts), so that a process
-    // killed later still leaves it for the next start. null: no cache (NODE_DISABLE_COMPILE_CACHE, or a directory not writable).
-    flushCompileCache();
-    const compileCache = getCompileCacheDir() ?? null;
     app.log.info(
-      { url: server.url, environment: config.environment, database: config.database.engine, metricsUrl: server.metricsUrl, adminUrl: server.adminUrl, waitingForDatabase, compileCache },
+      { url: server.url, environment: config.environment, database: config.database.engine, metricsUrl: server.metricsUrl, adminUrl: server.adminUrl, waitingForDatabase },
       'account-api ready',
     );
     if (asWorker) {

@@ -94,10 +94,6 @@ nodeTest.describe('what the unit promises', () => {
     assert.equal(`/var/lib/${one('StateDirectory')}`, writable, 'StateDirectory= creates the writable directory for the service user');
   });
 
-  nodeTest.test("keeps Node's compile cache in the directory CacheDirectory= makes writable, the checkout being read-only", () => {
-    assert.equal(unitEnvironment().NODE_COMPILE_CACHE, `/var/cache/${one('CacheDirectory')}`);
-  });
-
   nodeTest.test('is hardened, short of what Node cannot run under', () => {
     for (const [key, value] of [
       ['NoNewPrivileges', 'yes'],
