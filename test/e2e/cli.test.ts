@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { SERVICE_NODE_FLAGS } from '../../bench/processes.ts';
 import { loadMigrations } from '../../src/store/migrations.ts';
 import { call } from '../support/http.ts';
+import { waitForLog } from '../support/signals.ts';
 import {
   describeRun,
   expectCliExit,
@@ -447,11 +448,12 @@ test("npm start's Node flags reach the server and the workers of --workers", asy
   const served = await startServer(workspace, ['--workers', '2'], { LOG_LEVEL: 'info' }, [process.execPath, ...SERVICE_NODE_FLAGS, MAIN]);
   try {
     // The primary's ready line is on stdout, the listening line that startServer waits for on stderr: either may come first.
-    const workerPids = () => served.output.map((line) => /"workerPids":\[([\d,]+)\]/.exec(line)?.[1]).find((pids) => pids !== undefined);
-    for (let waited = 0; workerPids() === undefined && waited < 5000; waited += 20) await new Promise((done) => setTimeout(done, 20));
-    const ready = workerPids();
-    assert.ok(ready !== undefined, `the primary should log its workers' pids:\n${served.output.join('\n')}`);
-    const pids = [served.child.pid!, ...ready.split(',').map(Number)];
+    const ready = await waitForLog<{ msg: string; workerPids?: number[] }>(
+      served,
+      "'account-api ready' with the workers' pids",
+      (line) => line.msg === 'account-api ready' && line.workerPids !== undefined,
+    );
+    const pids = [served.child.pid!, ...ready.workerPids!];
     assert.equal(pids.length, 3);
     for (const pid of pids) {
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');

@@ -13,7 +13,7 @@ import { loadMigrations } from '../../src/store/migrations.ts';
 import { basic } from '../support/http.ts';
 import { loadRequest } from '../support/drain-load.ts';
 import { cliOk, createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
-import { logLines as parsedLogLines, logsSettled } from '../support/signals.ts';
+import { logLines as parsedLogLines, logsSettled, waitForLog as waitForLogLine } from '../support/signals.ts';
 
 interface LogLine {
   readonly pid: number;
@@ -25,16 +25,8 @@ interface LogLine {
 }
 
 const logLines = (server: ServerProcess): LogLine[] => parsedLogLines<LogLine>(server);
-
-async function waitForLog(server: ServerProcess, what: string, match: (line: LogLine) => boolean, timeoutMs = 5000): Promise<LogLine> {
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    const found = logLines(server).find(match);
-    if (found !== undefined) return found;
-    await sleep(10);
-  }
-  throw new Error(`no log line ${what} within ${timeoutMs} ms; last lines:\n${server.output.slice(-10).join('\n')}`);
-}
+const waitForLog = (server: ServerProcess, what: string, match: (line: LogLine) => boolean, timeoutMs?: number) =>
+  waitForLogLine<LogLine>(server, what, match, timeoutMs);
 
 let requestCount = 0;
 

@@ -21,6 +21,22 @@ export function logLines<Line extends object = LogLine>(server: ServerProcess): 
   });
 }
 
+/** The first log line `match` accepts, once the server has written it; fails after `timeoutMs`, naming `what` it waited for. */
+export async function waitForLog<Line extends object = LogLine>(
+  server: ServerProcess,
+  what: string,
+  match: (line: Line) => boolean,
+  timeoutMs = 5000,
+): Promise<Line> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    const found = logLines<Line>(server).find(match);
+    if (found !== undefined) return found;
+    await sleep(10);
+  }
+  throw new Error(`no log line ${what} within ${timeoutMs} ms; last lines:\n${server.output.slice(-10).join('\n')}`);
+}
+
 /**
  * Waits until the server's output has stopped growing (no new line for 100 ms, at most 5 s): log lines are written
  * asynchronously (request-log.ts), so a request's line can arrive a moment after its answer.
