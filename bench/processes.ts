@@ -144,6 +144,59 @@ export function residentMemory(pid: number): { currentMB: number; peakMB: number
   }
 }
 
+/**
+ * A process's resident memory split by what holds it, in MB (10^6 bytes), from /proc/PID/smaps: where a server's megabytes go.
+ * `mallocArenas` are glibc's arenas for threads other than the main one: anonymous mappings at a 64 MiB boundary (glibc's
+ * HEAP_MAX_SIZE on 64-bit) that, with the inaccessible rest of their reservation after them, span exactly 64 MiB.
+ */
+export interface ResidentByKind {
+  /** Node's binary and the libraries and files mapped from disk. */
+  readonly filesMB: number;
+  /** glibc's main heap ([heap], grown by brk): what the main thread allocates with malloc (SQLite, V8's parser, buffers). */
+  readonly mallocMainMB: number;
+  readonly mallocArenasMB: number;
+  /** Every other anonymous mapping: V8's heap above all, thread stacks, allocations large enough to be mapped alone. */
+  readonly otherAnonymousMB: number;
+}
+
+const ARENA_SPAN = 64 * 1024 * 1024;
+
+/** Splits the text of /proc/PID/smaps by kind (see ResidentByKind). */
+export function residentByKind(smaps: string): ResidentByKind {
+  const regions: { start: number; end: number; perms: string; path: string; rssKiB: number }[] = [];
+  for (const line of smaps.split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+ *(.*)$/.exec(line);
+    if (head !== null) {
+      regions.push({ start: parseInt(head[1]!, 16), end: parseInt(head[2]!, 16), perms: head[3]!, path: head[4]!, rssKiB: 0 });
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss !== null && regions.length > 0) regions.at(-1)!.rssKiB = Number(rss[1]);
+  }
+  const kib = { files: 0, mallocMain: 0, mallocArenas: 0, otherAnonymous: 0 };
+  regions.forEach((region, i) => {
+    const next = regions[i + 1];
+    const arena =
+      region.path === '' &&
+      region.start % ARENA_SPAN === 0 &&
+      (region.end - region.start === ARENA_SPAN ||
+        (next !== undefined && next.path === '' && next.perms.startsWith('---') && next.start === region.end && next.end - region.start === ARENA_SPAN));
+    const kind = region.path.startsWith('/') ? 'files' : region.path === '[heap]' ? 'mallocMain' : arena ? 'mallocArenas' : 'otherAnonymous';
+    kib[kind] += region.rssKiB;
+  });
+  const mb = (value: number) => (value * 1024) / 1e6;
+  return { filesMB: mb(kib.files), mallocMainMB: mb(kib.mallocMain), mallocArenasMB: mb(kib.mallocArenas), otherAnonymousMB: mb(kib.otherAnonymous) };
+}
+
+/** residentByKind of a running process; null when it cannot be read (gone, or not Linux). */
+export function residentByKindOf(pid: number): ResidentByKind | null {
+  try {
+    return residentByKind(readFileSync(`/proc/${pid}/smaps`, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
 /** Peak resident memory (VmHWM) in MB of `pid` and the processes it forked (--workers), summed: each at its own peak. */
 export function peakResidentMemoryOfTree(pid: number): number | null {
   const peaks = processTree(pid).map((each) => residentMemory(each)?.peakMB ?? null);

@@ -66,6 +66,27 @@ function kernelShareTable(results: BenchResults): string {
   return table(['endpoint', ...PEERS.map((peer) => peer.label)], rows, ['l', 'r', 'r', 'r', 'r']);
 }
 
+/** Where each server's resident megabytes were at the end of table 1, beside its peak. */
+function memoryTable(results: BenchResults): string {
+  const mb = (value: number | null | undefined) => (value === null || value === undefined ? 'n/a' : value.toFixed(1));
+  const rows = [...results.endpointPeakRssMB].map(([name, peak]) => {
+    const kinds = results.endpointMemory.get(name) ?? null;
+    return [
+      name,
+      mb(peak),
+      mb(kinds?.otherAnonymousMB),
+      mb(kinds?.mallocMainMB),
+      mb(kinds?.mallocArenasMB),
+      mb(kinds?.filesMB),
+    ];
+  });
+  return table(
+    ['server', 'peak (VmHWM)', "other anonymous: V8's heap, stacks", 'malloc: main heap', "malloc: other threads' arenas", "files: Node's binary, libraries"],
+    rows,
+    ['l', 'r', 'r', 'r', 'r', 'r'],
+  );
+}
+
 function authenticationTable(results: BenchResults): string | null {
   const hello = results.endpoints.find((row) => row.call.id === 'hello');
   const helloAuth = results.endpoints.find((row) => row.call.id === 'hello-auth');
@@ -199,9 +220,10 @@ export function renderMarkdown(results: BenchResults, chartFile: string): string
     '### Kernel share of the CPU time',
     "Of each server's CPU time, the share spent in the kernel (sockets, mostly), from /proc/PID/stat's user and system ticks:",
     kernelShareTable(results),
-    `Peak resident memory (VmHWM) of each server over table 1: ${[...results.endpointPeakRssMB]
-      .map(([name, mb]) => `${name} ${mb === null ? 'n/a' : `${mb.toFixed(1)} MB`}`)
-      .join(', ')}.`,
+    '### Resident memory',
+    "Each server's peak resident memory over table 1 (VmHWM, with any workers it forked), and where its main process's resident " +
+      'megabytes were when table 1 ended, from /proc/PID/smaps (MB; docs/operations.md, Performance and memory, reads them):',
+    memoryTable(results),
     '## Table 2: scaling, latency, memory and start-up',
     '`GET /user` on the service (lean settings), by accounts in the database and connections (each cell: req/s · CPU µs per answer · p50 / p99 ms):',
     scaleTable(results, notes),

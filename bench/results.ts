@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
 import type { BenchCall } from './calls.ts';
 import type { Measurement } from './load.ts';
-import { REPO_ROOT } from './processes.ts';
+import { REPO_ROOT, type ResidentByKind } from './processes.ts';
 
 /** A measurement, or why there is none (the server answered wrongly, or failed under load). */
 export type Cell = { readonly ok: true; readonly value: Measurement } | { readonly ok: false; readonly problem: string };
@@ -85,6 +85,8 @@ export interface BenchResults {
   readonly defaultSettings: DefaultSettingsRow | null;
   /** Peak resident memory (VmHWM, MB) of each server over table 1, by server name. */
   readonly endpointPeakRssMB: ReadonlyMap<string, number | null>;
+  /** Each server's resident memory by kind at the end of table 1 (its main process), by server name. */
+  readonly endpointMemory: ReadonlyMap<string, ResidentByKind | null>;
   readonly scaling: readonly ScaleRow[];
   readonly startTimes: readonly StartTimes[];
 }

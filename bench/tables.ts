@@ -3,7 +3,7 @@ import { loadavg } from 'node:os';
 import { BENCH_CALLS, type BenchCall } from './calls.ts';
 import type { LoadSettings } from './load.ts';
 import type { BenchOptions } from './options.ts';
-import { freePort, peakResidentMemoryOfTree, timeToFirstAnswer, type ServerProcess } from './processes.ts';
+import { freePort, peakResidentMemoryOfTree, residentByKindOf, timeToFirstAnswer, type ResidentByKind, type ServerProcess } from './processes.ts';
 import { describeMachine, type BenchResults, type EndpointRow, type ScaleRow, type StartTimes } from './results.ts';
 import { copyDatabase, growAccounts } from './seed.ts';
 import { databaseIn, DEFAULTS_DESCRIPTION, Fleet, launch, leanServiceEnv, prepareWorkspace, type Role, type Workspace } from './servers.ts';
@@ -64,12 +64,14 @@ async function tableOne(fleet: Fleet, workspace: Workspace, options: BenchOption
   const defaultSettings =
     user === undefined ? null : { call: user, lean: cell('service', user), defaults: cell('service-defaults', user), description: DEFAULTS_DESCRIPTION };
   const endpointPeakRssMB = new Map<string, number | null>();
+  const endpointMemory = new Map<string, ResidentByKind | null>();
   for (const [role, server] of servers) {
     if (server.exit() !== null) log(`  warning: ${server.name} ${server.exit()} before the end of table 1; it last wrote: ${lastWords(server)}`);
     endpointPeakRssMB.set(role, peakResidentMemoryOfTree(server.pid));
+    endpointMemory.set(role, residentByKindOf(server.pid));
     await fleet.stop(server);
   }
-  return { endpoints, defaultSettings, endpointPeakRssMB };
+  return { endpoints, defaultSettings, endpointPeakRssMB, endpointMemory };
 }
 
 async function tableTwo(fleet: Fleet, workspace: Workspace, options: BenchOptions, settings: LoadSettings, log: (line: string) => void) {

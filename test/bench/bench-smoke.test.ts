@@ -97,6 +97,21 @@ test("authentication's own cost on every server, and the defaults against the le
   assert.match(row(defaults, 'lean / defaults')?.[1] ?? '', RATIO);
 });
 
+test("the resident memory table gives every server of table 1 its peak and its megabytes by kind, which add up to its resident size", () => {
+  const memory = section(markdown, '### Resident memory');
+  for (const server of ['service', 'service-defaults', 'ceiling', 'ceiling+sqlite', 'fastify', 'express']) {
+    const cells = row(memory, server);
+    assert.ok(cells !== undefined, `no row for ${server}:\n${memory}`);
+    const figures = cells.slice(1, 6);
+    for (const figure of figures) assert.match(figure, NUMBER, `${server}: '${figure}' in\n${memory}`);
+    const [peak, ...kinds] = figures.map(Number);
+    // Read at the end, so never above the peak (plus the rounding of five figures); V8's heap and Node's binary are never empty.
+    const resident = kinds.reduce((sum, kind) => sum + kind, 0);
+    assert.ok(resident > 0 && resident <= peak! + 0.5, `${server}: ${kinds.join(' + ')} MB resident against a peak of ${peak} MB`);
+    assert.ok(kinds[0]! > 10 && kinds[3]! > 10, `${server}: V8's heap ${kinds[0]} MB, files ${kinds[3]} MB`);
+  }
+});
+
 test('table 2 has a numeric row per account count, the ratio between them, memory and start-up', () => {
   const two = section(markdown, '## Table 2');
   const sizes = two.split('\n').filter((line) => /^\| \d[\d,]* \|/.test(line));

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { clockTicksPerSecond, cpuBetween, readCpu, type CpuReading } from '../../bench/cpu-time.ts';
 import { parseOptions } from '../../bench/options.ts';
-import { SERVICE_NODE_FLAGS, startScriptNodeFlags } from '../../bench/processes.ts';
+import { residentByKind, residentByKindOf, residentMemory, SERVICE_NODE_FLAGS, startScriptNodeFlags } from '../../bench/processes.ts';
 import { luaString, parseWrkOutput, wrkScript } from '../../bench/wrk.ts';
 
 const tick = 1e9 / clockTicksPerSecond();
@@ -90,4 +90,47 @@ test("starts the service with npm start's Node flags, then the run's own, which 
   const more = parseOptions(['--service-node-arg=--max-semi-space-size=4'], {}, '/tmp');
   assert.ok(!('usage' in more));
   assert.deepEqual(more.serviceNodeArgs, [...SERVICE_NODE_FLAGS, '--max-semi-space-size=4']);
+});
+
+/** One region of /proc/PID/smaps: its head line and the Rss line (the others are left out; the parser skips them anyway). */
+const region = (start: number, end: number, perms: string, path: string, rssKiB: number) =>
+  `${start.toString(16)}-${end.toString(16)} ${perms} 00000000 00:00 0 ${path}\nSize: ${(end - start) / 1024} kB\nRss: ${rssKiB} kB\n`;
+
+test("splits smaps by kind: files, malloc's main heap, other threads' 64 MiB arenas, and every other anonymous region", () => {
+  const MiB = 1024 * 1024;
+  const arena = 0x7f0000000000; // a multiple of 64 MiB
+  const smaps = [
+    region(0x400000, 0x400000 + 100 * MiB, 'r-xp', '/usr/bin/node', 50_000),
+    region(0x6000000, 0x6000000 + 20 * MiB, 'rw-p', '[heap]', 10_000),
+    // An arena in use for its first 3 MiB, the rest of its 64 MiB reserved and inaccessible.
+    region(arena, arena + 3 * MiB, 'rw-p', '', 3_000),
+    region(arena + 3 * MiB, arena + 64 * MiB, '---p', '', 0),
+    // An arena grown to the whole of its 64 MiB.
+    region(arena + 64 * MiB, arena + 128 * MiB, 'rw-p', '', 2_000),
+    // V8's pages: 256 KiB each, one of them at a 64 MiB boundary but followed by another page, not by a reservation.
+    region(arena + 128 * MiB, arena + 128 * MiB + 256 * 1024, 'rw-p', '', 256),
+    region(arena + 128 * MiB + 256 * 1024, arena + 128 * MiB + 512 * 1024, 'rw-p', '', 100),
+    // At a 64 MiB boundary, followed by an inaccessible region that does not end 64 MiB after it: not an arena.
+    region(arena + 192 * MiB, arena + 193 * MiB, 'rw-p', '', 1_000),
+    region(arena + 193 * MiB, arena + 200 * MiB, '---p', '', 0),
+    region(0x7ffd00000000, 0x7ffd00021000, 'rw-p', '[stack]', 40),
+  ].join('');
+  const kib = (n: number) => (n * 1024) / 1e6;
+  assert.deepEqual(residentByKind(smaps), {
+    filesMB: kib(50_000),
+    mallocMainMB: kib(10_000),
+    mallocArenasMB: kib(5_000),
+    otherAnonymousMB: kib(256 + 100 + 1_000 + 40),
+  });
+});
+
+test("the kinds of this process's resident memory add up to its resident size", () => {
+  const kinds = residentByKindOf(process.pid);
+  assert.ok(kinds !== null, 'this is Linux: /proc/self/smaps is there');
+  const total = kinds.filesMB + kinds.mallocMainMB + kinds.mallocArenasMB + kinds.otherAnonymousMB;
+  const { currentMB } = residentMemory(process.pid)!;
+  // Read a moment apart, so within a few MB of each other; each kind a process running Node always has is there.
+  assert.ok(Math.abs(total - currentMB) < 5, `${total} MB by kind against VmRSS ${currentMB} MB`);
+  assert.ok(kinds.filesMB > 10 && kinds.mallocMainMB > 0 && kinds.otherAnonymousMB > 10, JSON.stringify(kinds));
+  assert.equal(residentByKindOf(2 ** 22 + 1), null, 'no such process');
 });
