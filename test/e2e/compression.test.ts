@@ -1,17 +1,24 @@
-// The OpenAPI document and the docs page's assets: gzip or brotli when asked, with Vary and a validator that revalidates.
+// The OpenAPI document and the docs page's assets: gzip or brotli when asked, with Vary and a validator that revalidates; and the
+// docs page's logo, read at start without a thread pool.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { rawGet } from '../support/http.ts';
-import { createWorkspace, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { createWorkspace, REPO_ROOT, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 let workspace: Workspace;
 let server: ServerProcess;
+/** The names of the server's threads once it is ready, before any request. */
+let threadsAtStart: string[];
 
 before(async () => {
   workspace = createWorkspace();
   server = await startServer(workspace);
+  const tasks = `/proc/${server.child.pid}/task`;
+  threadsAtStart = readdirSync(tasks).map((task) => readFileSync(join(tasks, task, 'comm'), 'utf8').trim());
 });
 
 after(async () => {
@@ -71,4 +78,14 @@ test('small answers stay uncompressed', async () => {
   const icon = await rawGet(`${server.url}/docs/static/favicon-16x16.png`, { 'accept-encoding': 'gzip, br' });
   assert.equal(icon.status, 200);
   assert.equal(icon.headers['content-encoding'], undefined, 'a 665-byte icon was compressed');
+});
+
+test("the docs page shows Swagger UI's own logo, read at start without starting libuv's thread pool", async () => {
+  const logo = readFileSync(join(REPO_ROOT, 'node_modules/@fastify/swagger-ui/static/logo.svg')).toString('base64');
+  const initializer = await rawGet(`${server.url}/docs/static/swagger-initializer.js`, {});
+  assert.equal(initializer.status, 200);
+  assert.ok(initializer.body.toString('utf8').includes(`img.src = 'data:image/svg+xml;base64,${logo}'`), 'the logo, as a data URL');
+  // Four threads that would wait for work no request of the API gives them (the docs page's files start them when asked for).
+  assert.ok(threadsAtStart.includes('MainThread'), `the threads' names are readable: ${threadsAtStart.join(', ')}`);
+  assert.deepEqual(threadsAtStart.filter((name) => name.startsWith('libuv-worker')), [], threadsAtStart.join(', '));
 });
