@@ -5,6 +5,8 @@ import type { Cell, Machine } from './results.ts';
 export const count = (value: number) => Math.round(value).toLocaleString('en-US');
 export const ms = (value: number) => (value < 10 ? value.toFixed(2) : value.toFixed(1));
 export const micros = (value: number) => (value < 100 ? value.toFixed(1) : value.toFixed(0));
+/** Megabytes to one decimal; 'n/a' for a figure that could not be read. */
+export const megabytes = (value: number | null | undefined) => (value === null || value === undefined ? 'n/a' : value.toFixed(1));
 export const times = (value: number | null) => (value === null ? 'n/a' : `${value.toFixed(2)}×`);
 export const verdict = (met: boolean | null) => (met === null ? 'n/a' : met ? 'met' : 'not met');
 

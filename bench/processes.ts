@@ -132,12 +132,14 @@ export function runToEnd(script: string, args: readonly string[], env: NodeJS.Pr
   });
 }
 
+/** /proc says kB and means KiB; the bench reports MB (10^6 bytes). */
+const kibToMB = (kib: number) => (kib * 1024) / 1e6;
+
 /** Resident memory of a running process in MB (10^6 bytes): now (VmRSS) and its peak so far (VmHWM). */
 export function residentMemory(pid: number): { currentMB: number; peakMB: number } | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    // /proc says kB and means KiB.
-    const mb = (field: string) => (Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024) / 1e6;
+    const mb = (field: string) => kibToMB(Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN));
     return { currentMB: mb('VmRSS'), peakMB: mb('VmHWM') };
   } catch {
     return null;
@@ -184,8 +186,12 @@ export function residentByKind(smaps: string): ResidentByKind {
     const kind = region.path.startsWith('/') ? 'files' : region.path === '[heap]' ? 'mallocMain' : arena ? 'mallocArenas' : 'otherAnonymous';
     kib[kind] += region.rssKiB;
   });
-  const mb = (value: number) => (value * 1024) / 1e6;
-  return { filesMB: mb(kib.files), mallocMainMB: mb(kib.mallocMain), mallocArenasMB: mb(kib.mallocArenas), otherAnonymousMB: mb(kib.otherAnonymous) };
+  return {
+    filesMB: kibToMB(kib.files),
+    mallocMainMB: kibToMB(kib.mallocMain),
+    mallocArenasMB: kibToMB(kib.mallocArenas),
+    otherAnonymousMB: kibToMB(kib.otherAnonymous),
+  };
 }
 
 /** residentByKind of a running process; null when it cannot be read (gone, or not Linux). */

@@ -1,6 +1,6 @@
 // Turns the bench's results into bench/results.md: the machine, the targets, table 1 (every endpoint on every server: CPU per
 // answer, requests per second, latency), authentication's cost, the defaults, and table 2 (scaling, memory, start-up).
-import { count, Footnotes, machineRows, micros, ms, table, times, verdict } from './markdown.ts';
+import { count, Footnotes, machineRows, megabytes, micros, ms, table, times, verdict } from './markdown.ts';
 import { cpuRatio, PEERS, ratio, type BenchResults, type Cell, type EndpointRow } from './results.ts';
 import { authenticationCost, cpuVerdict, tableOneTargets, tableTwoTargets, throughputVerdict, type TargetRow } from './targets.ts';
 
@@ -68,17 +68,9 @@ function kernelShareTable(results: BenchResults): string {
 
 /** Where each server's resident megabytes were at the end of table 1, beside its peak. */
 function memoryTable(results: BenchResults): string {
-  const mb = (value: number | null | undefined) => (value === null || value === undefined ? 'n/a' : value.toFixed(1));
   const rows = [...results.endpointPeakRssMB].map(([name, peak]) => {
-    const kinds = results.endpointMemory.get(name) ?? null;
-    return [
-      name,
-      mb(peak),
-      mb(kinds?.otherAnonymousMB),
-      mb(kinds?.mallocMainMB),
-      mb(kinds?.mallocArenasMB),
-      mb(kinds?.filesMB),
-    ];
+    const kinds = results.endpointMemory.get(name);
+    return [name, ...[peak, kinds?.otherAnonymousMB, kinds?.mallocMainMB, kinds?.mallocArenasMB, kinds?.filesMB].map(megabytes)];
   });
   return table(
     ['server', 'peak (VmHWM)', "other anonymous: V8's heap, stacks", 'malloc: main heap', "malloc: other threads' arenas", "files: Node's binary, libraries"],
@@ -141,7 +133,7 @@ function scaleTable(results: BenchResults, notes: Footnotes): string {
         ? `${count(cell.value.requestsPerSecond)} · ${micros(cell.value.cpuMicrosPerAnswer)} µs · ${ms(cell.value.p50Ms)} / ${ms(cell.value.p99Ms)}`
         : notes.mark(cell);
     }),
-    row.peakRssMB === null ? 'n/a' : row.peakRssMB.toFixed(1),
+    megabytes(row.peakRssMB),
   ]);
   const smallest = results.scaling[0];
   const largest = results.scaling.at(-1);
