@@ -32,9 +32,10 @@ export class LoadMonitor {
     histogram.enable();
     this.#histogram = histogram;
     this.#timer = setInterval(() => {
-      // The histogram's own timer fires every RESOLUTION_MS: what it adds to each sample is not lag.
-      const mean = histogram.mean / 1e6 - RESOLUTION_MS;
-      this.#delayMs = Number.isNaN(mean) ? Number.POSITIVE_INFINITY : Math.max(0, mean);
+      // A second without a sample (this timer came due before the histogram's, as after a start on a busy machine) measured
+      // nothing, and nothing measured is not lag: shedding follows only a delay this process actually recorded.
+      // The histogram's own timer fires every RESOLUTION_MS: what it adds to each sample is not lag either.
+      this.#delayMs = histogram.count === 0 ? 0 : Math.max(0, histogram.mean / 1e6 - RESOLUTION_MS);
       histogram.reset();
     }, SAMPLE_INTERVAL_MS);
     this.#timer.unref();

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../../../src/app.ts';
 import { loadConfig } from '../../../../src/config.ts';
 import { loadTimezoneCatalog } from '../../../../src/domain/timezones.ts';
+import { LoadMonitor } from '../../../../src/http/limits/overload.ts';
 import { createMetrics } from '../../../../src/http/observability/metrics.ts';
 import { openStore } from '../../../../src/store/open-store.ts';
 import type { Store } from '../../../../src/store/store.ts';
@@ -72,4 +73,17 @@ test('answers 503 overloaded with Retry-After while the event loop lags, keeps /
     recovered = (await app.inject({ method: 'GET', url: '/api/v0/hello' })).statusCode;
   }
   assert.equal(recovered, 200, 'still shedding 5 s after the loop caught up');
+});
+
+test('a second in which the loop recorded no delay sample is not lag: nothing is shed for it', (t) => {
+  // The monitor's one-second timer is made to come due before the histogram has taken a single sample, as it does when a
+  // server starts on a busy machine; before the fix that second counted as an infinite delay and every request got 503.
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  const monitor = new LoadMonitor({ maxEventLoopDelayMs: 1, retryAfterSeconds: 1 });
+  try {
+    t.mock.timers.tick(1000);
+    assert.equal(monitor.refusal(), null, 'a request was refused as overloaded after a second with no delay sample');
+  } finally {
+    monitor.stop();
+  }
 });
