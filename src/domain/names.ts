@@ -5,6 +5,9 @@ export const USERNAME_MAX_LENGTH = 64;
 export const DISPLAY_NAME_MAX_LENGTH = 100;
 
 const USERNAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+// `.` and `..` are dot segments that every URL-normalising client (fetch, browsers) removes from
+// /admin/v0/accounts/{username}, and `-` alone reads as a flag or standard input on a command line: a name needs a letter or digit.
+const HAS_LETTER_OR_DIGIT = /[A-Za-z0-9]/;
 // Cc (C0, DEL, C1) plus the line and paragraph separators, which break logs and terminals just the same.
 const CONTROL_CHARACTER = /[\p{Cc}\u2028\u2029]/u;
 // Bidirectional embeddings, overrides and isolates (LRE RLE PDF LRO RLO, LRI RLI FSI PDI). They reorder what is shown after
@@ -18,11 +21,11 @@ const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p
 
 /** Usernames travel in Basic credentials, so a colon could never be sent; we allow only a safe ASCII set. */
 export function checkUsername(username: string, field = 'username'): string {
-  if (!USERNAME_PATTERN.test(username)) {
+  if (!USERNAME_PATTERN.test(username) || !HAS_LETTER_OR_DIGIT.test(username)) {
     throw new DomainError(
       'invalid',
       'invalid_username',
-      `A username is 1 to ${USERNAME_MAX_LENGTH} characters of letters, digits, '.', '_' and '-'.`,
+      `A username is 1 to ${USERNAME_MAX_LENGTH} characters of letters, digits, '.', '_' and '-', with at least one letter or digit.`,
       { field },
     );
   }

@@ -22,7 +22,7 @@ function assertInvalid(check: () => unknown, code: string, field: string, what: 
 
 describe('usernames', () => {
   test('accepts letters, digits, dot, underscore and hyphen', () => {
-    for (const username of ['a', 'Z', '7', 'alice', 'Alice.Smith', 'bob_2', 'carol-d', '...', '_', '-', 'a.b_c-D9']) {
+    for (const username of ['a', 'Z', '7', 'alice', 'Alice.Smith', 'bob_2', 'carol-d', '.x', '_1', 'a-', 'a.b_c-D9']) {
       assert.equal(checkUsername(username), username, `'${username}' was not accepted unchanged`);
     }
   });
@@ -56,6 +56,14 @@ describe('usernames', () => {
     for (const username of ['jürgen', 'josé', 'алиса', '山田', 'ａｌｉｃｅ', '١٢٣', 'e\u0301']) {
       assertInvalid(() => checkUsername(username), 'invalid_username', 'username', JSON.stringify(username));
     }
+  });
+
+  test('refuses a username of punctuation alone, which a URL-normalising client cannot address', () => {
+    // fetch turns /admin/v0/accounts/. into /admin/v0/accounts/ (the list) and /accounts/.. into /admin/v0/.
+    for (const username of ['.', '..', '...', '-', '--', '_', '._-', '-.-']) {
+      assertInvalid(() => checkUsername(username), 'invalid_username', 'username', JSON.stringify(username));
+    }
+    for (const username of ['a.', '.a', '-1', '_x_', 'a..b', '0']) assert.equal(checkUsername(username), username);
   });
 
   test('reports the field name the caller gives', () => {
