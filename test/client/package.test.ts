@@ -73,8 +73,7 @@ console.log(JSON.stringify({
 
 // CommonJS programs reach the ESM package through require(esm), where the Node has it (20.19+, 22.12+, 24).
 const COMMONJS_PROGRAM = `
-const features = process.features;
-if (!features.require_module) console.log(JSON.stringify({ requireModule: false }));
+if (!process.features.require_module) console.log(JSON.stringify({ requireModule: false }));
 else console.log(JSON.stringify({ requireModule: true, client: typeof require('@account-api/client').AccountApiClient }));
 `;
 
