@@ -1,0 +1,35 @@
+// Builds the installable package: client/src to client/dist (ESM JavaScript and .d.ts), as tsconfig.build.json says.
+// Plain JavaScript, so any Node the package supports can run it (npm runs it before `npm pack`); TypeScript is the repository's.
+import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const configPath = fileURLToPath(new URL('../tsconfig.build.json', import.meta.url));
+
+/**
+ * tsc rewrites `./x.ts` to `./x.js` in the JavaScript but not in the .d.ts (microsoft/TypeScript#61037). TypeScript 5 reads
+ * either, but older compilers and some editors look for a `./x.ts` that the package does not ship, so the .d.ts name the
+ * .js files too, as hand-written ESM declarations do. Only relative specifiers of our own modules are touched.
+ */
+function declarationsNamingJs(text) {
+  return text.replace(/((?:from|import)\s*\(?\s*)(['"])(\.{1,2}\/[^'"]*)\.ts\2/g, '$1$2$3.js$2');
+}
+
+function fail(diagnostics) {
+  const host = { getCanonicalFileName: (name) => name, getCurrentDirectory: ts.sys.getCurrentDirectory, getNewLine: () => '\n' };
+  process.stderr.write(ts.formatDiagnosticsWithColorAndContext(diagnostics, host));
+  process.exit(1);
+}
+
+const config = ts.getParsedCommandLineOfConfigFile(configPath, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => fail([d]) });
+if (config === undefined) fail([]);
+if (config.errors.length > 0) fail(config.errors);
+
+// A module renamed or removed in src must not live on in a stale dist file that the package would still ship.
+rmSync(config.options.outDir, { recursive: true, force: true });
+
+const program = ts.createProgram({ rootNames: config.fileNames, options: config.options });
+const problems = ts.getPreEmitDiagnostics(program);
+if (problems.length > 0) fail(problems);
+const emitted = program.emit(undefined, (file, text, bom) => ts.sys.writeFile(file, file.endsWith('.d.ts') ? declarationsNamingJs(text) : text, bom));
+if (emitted.diagnostics.length > 0) fail(emitted.diagnostics);
