@@ -4,7 +4,7 @@ import { ADMIN_TOKEN_PREFIXES, parseAdminToken } from '../domain/admin-tokens.ts
 import { digestMatches, hashKey, keyDigest, parseKey, type KeyEnvironment } from '../domain/api-keys.ts';
 import { HttpError } from '../http/failures/http-error.ts';
 import type { CountedAuthAttempt, RateBudgets } from '../http/limits/rate-limits.ts';
-import type { Store } from '../store/store.ts';
+import type { AdminCredential, Store } from '../store/store.ts';
 
 /** `token`: an admin token is required. `public`: answered without one (the OpenAPI document). */
 export type AdminAccess = 'token' | 'public';
@@ -113,12 +113,11 @@ export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthO
   /**
    * Judges a well-formed token against the store, even past the address's failed-attempt budget: a right, unrevoked token
    * is never refused for others' failures (the admin port is loopback by default, so every tool on the host shares one
-   * address). With 190 random bits in the secret that budget does not make guessing feasible or not; what it holds back
-   * past the budget is the answer (429), so guesses still learn nothing, and only ever RATE_LIMIT_AUTH_FAILURES of them a
-   * window are told 401.
+   * address). The secret's 190 random bits, not the budget, make guessing futile; past the budget a wrong token is still
+   * answered the 429, so only RATE_LIMIT_AUTH_FAILURES guesses a window are ever told 401 (docs/api.md, Admin tokens).
    */
   async function judged(request: FastifyRequest, reply: FastifyReply, tokenId: string, token: string, counted: CountedAuthAttempt): Promise<void> {
-    let credential;
+    let credential: AdminCredential | null;
     try {
       credential = await options.store.findAdminToken(tokenId);
     } catch (error) {
