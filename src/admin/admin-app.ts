@@ -84,7 +84,7 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
     answerHeaders,
     metrics,
     authentication: (rateBudgets) =>
-      adminAuthenticator(rateBudgets, { store, touchIntervalMs: config.keyTouchIntervalMs, onFailure: (reason) => metrics.authFailed(reason) }) as AuthenticationStep,
+      adminAuthenticator(rateBudgets, { store, environment: config.environment, touchIntervalMs: config.keyTouchIntervalMs, onFailure: (reason) => metrics.authFailed(reason) }) as AuthenticationStep,
     accessOf: (routeConfig) => routeConfig?.adminAccess,
     // The admin port is for a few provisioning systems: it is not shed, so an overloaded public port cannot lock them out.
     maxEventLoopDelayMs: 0,

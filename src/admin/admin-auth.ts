@@ -1,10 +1,10 @@
 // Authenticates admin API callers from `Authorization: Bearer <admin token>`; every admin route needs one, except the document.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { adminTokenId } from '../domain/admin-tokens.ts';
-import { digestMatches, hashKey, keyDigest, parseKey } from '../domain/api-keys.ts';
+import { ADMIN_TOKEN_PREFIXES, parseAdminToken } from '../domain/admin-tokens.ts';
+import { digestMatches, hashKey, keyDigest, parseKey, type KeyEnvironment } from '../domain/api-keys.ts';
 import { HttpError } from '../http/failures/http-error.ts';
-import type { AuthAttempt, RateBudgets } from '../http/limits/rate-limits.ts';
-import type { Store } from '../store/store.ts';
+import type { CountedAuthAttempt, RateBudgets } from '../http/limits/rate-limits.ts';
+import type { AdminCredential, Store } from '../store/store.ts';
 
 /** `token`: an admin token is required. `public`: answered without one (the OpenAPI document). */
 export type AdminAccess = 'token' | 'public';
@@ -21,6 +21,8 @@ declare module 'fastify' {
 
 export interface AdminAuthOptions {
   readonly store: Store;
+  /** The server's: a token of the other environment is told so (wrong_environment). */
+  readonly environment: KeyEnvironment;
   /** How often at most a token's `last used` time is written. */
   readonly touchIntervalMs: number;
   readonly onFailure?: (reason: string) => void;
@@ -44,8 +46,17 @@ const WRONG_KIND =
   'This port is the admin API: it takes Authorization: Bearer <admin token> (account-api admin-tokens create). ' +
   'HTTP Basic credentials and API keys are for the public API.';
 
+const WRONG_ENVIRONMENT: Readonly<Record<KeyEnvironment, string>> = {
+  // Said to the live server of a sandbox token.
+  sandbox: `This is a sandbox admin token (${ADMIN_TOKEN_PREFIXES.sandbox}...); send it to the sandbox's admin API, or use a live admin token here.`,
+  // Said to the sandbox of a live one: tokens made for the sandbox before it had a marker of its own carry the live one.
+  live:
+    `This is a live admin token (${ADMIN_TOKEN_PREFIXES.live}...); the sandbox's admin API takes only sandbox admin tokens ` +
+    `(${ADMIN_TOKEN_PREFIXES.sandbox}..., made by account-api admin-tokens create --sandbox).`,
+};
+
 /** What the header holds, judged without the store: a token id to look up, or the refusal to answer. */
-export function presentedAdminToken(header: string): { tokenId: string; token: string } {
+export function presentedAdminToken(header: string, environment: KeyEnvironment): { tokenId: string; token: string } {
   const match = /^(\S+) +(\S+) *$/.exec(header);
   const scheme = match?.[1]?.toLowerCase();
   if (scheme === 'basic') throw unauthenticated('wrong_credential_kind', WRONG_KIND);
@@ -54,11 +65,12 @@ export function presentedAdminToken(header: string): { tokenId: string; token: s
   }
   const token = match[2];
   if (parseKey(token).ok || /^aapi_(live|sandbox)_/.test(token)) throw unauthenticated('wrong_credential_kind', WRONG_KIND);
-  const tokenId = adminTokenId(token);
-  if (tokenId === null) {
+  const parsed = parseAdminToken(token);
+  if (parsed === null) {
     throw unauthenticated('malformed_admin_token', 'The admin token is not in the expected format (aapi_admin_...); check that it was copied whole.');
   }
-  return { tokenId, token };
+  if (parsed.environment !== environment) throw unauthenticated('wrong_environment', WRONG_ENVIRONMENT[parsed.environment]);
+  return { tokenId: parsed.tokenId, token };
 }
 
 /** The admin port's authentication step for the pipeline (src/http/pipeline.ts): Bearer admin tokens, spending `rateBudgets`. */
@@ -81,6 +93,53 @@ export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthO
     options.onFailure?.(error.code);
   }
 
+  /** What needs no store judged: the token, or the 401 (or, past the budget, 429) that refuses the header. */
+  async function presented(request: FastifyRequest, reply: FastifyReply, header: string): Promise<{ tokenId: string; token: string }> {
+    try {
+      return presentedAdminToken(header, options.environment);
+    } catch (error) {
+      // A token of the other environment is a wrong address, not a guess: its marker says so without the store, and its
+      // secret cannot open anything here, so it spends nothing and its holder is told where it belongs.
+      if (!(error instanceof HttpError) || error.code !== 'wrong_environment') {
+        // Refused without a store read, but a failed attempt all the same (past the budget, the 429 is the answer).
+        const spent = rateBudgets.spendAuthAttempt(request, reply);
+        if (spent instanceof Promise) await spent;
+      }
+      refused(request, error);
+      throw error;
+    }
+  }
+
+  /**
+   * Judges a well-formed token against the store, even past the address's failed-attempt budget: a right, unrevoked token
+   * is never refused for others' failures (the admin port is loopback by default, so every tool on the host shares one
+   * address). The secret's 190 random bits, not the budget, make guessing futile; past the budget a wrong token is still
+   * answered the 429, so only RATE_LIMIT_AUTH_FAILURES guesses a window are ever told 401 (docs/api.md, Admin tokens).
+   */
+  async function judged(request: FastifyRequest, reply: FastifyReply, tokenId: string, token: string, counted: CountedAuthAttempt): Promise<void> {
+    let credential: AdminCredential | null;
+    try {
+      credential = await options.store.findAdminToken(tokenId);
+    } catch (error) {
+      // The store could not answer (503): no guess was judged, so the attempt is given back.
+      rateBudgets.refundAuthAttempt(request, counted.attempt);
+      throw error;
+    }
+    const matches = digestMatches(keyDigest(token), credential?.hash ?? DECOY_HASH);
+    if (credential !== null && matches && !credential.revoked) {
+      rateBudgets.refundAuthAttempt(request, counted.attempt);
+      return;
+    }
+    // A failure, whose attempt stays spent. A revoked token's secret was right: its holder is told it is revoked even past
+    // the budget (waiting would not help); anything else past it is the budget's 429, as if it had not been checked.
+    let error: HttpError;
+    if (credential !== null && matches) error = unauthenticated('admin_token_revoked', 'This admin token has been revoked; ask for a new one.');
+    else if (counted.over !== null) error = rateBudgets.refuseAuthAttempt(reply, counted.over);
+    else error = unauthenticated('invalid_admin_token', 'The admin token is wrong.');
+    refused(request, error);
+    throw error;
+  }
+
   return async function adminAuthenticate(request: FastifyRequest, reply: FastifyReply, access: AdminAccess): Promise<void> {
     const header = request.headers.authorization;
     if (access === 'public' && header === undefined) return rateBudgets.charge(request, reply);
@@ -92,30 +151,12 @@ export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthO
     if (repeatsAuthorization(request.raw.rawHeaders)) {
       throw new HttpError(400, 'duplicate_header', 'The request has more than one Authorization header; send exactly one.');
     }
-    // Every attempt spends the address's failed-authentication budget before the store is asked; a right one gets it back.
-    let attempt: AuthAttempt;
-    try {
-      const spent = rateBudgets.spendAuthAttempt(request, reply);
-      attempt = spent instanceof Promise ? await spent : spent;
-    } catch (error) {
-      refused(request, error);
-      throw error;
-    }
-    let tokenId: string;
-    try {
-      const presented = presentedAdminToken(header);
-      const credential = await options.store.findAdminToken(presented.tokenId);
-      const matches = digestMatches(keyDigest(presented.token), credential?.hash ?? DECOY_HASH);
-      if (credential === null || !matches) throw unauthenticated('invalid_admin_token', 'The admin token is wrong.');
-      if (credential.revoked) throw unauthenticated('admin_token_revoked', 'This admin token has been revoked; ask for a new one.');
-      tokenId = presented.tokenId;
-    } catch (error) {
-      // The store could not answer (503): no guess was judged, so the attempt is given back.
-      if (!(error instanceof HttpError)) rateBudgets.refundAuthAttempt(request, attempt);
-      refused(request, error);
-      throw error;
-    }
-    rateBudgets.refundAuthAttempt(request, attempt);
+    const { tokenId, token } = await presented(request, reply, header);
+    // Every well-formed token spends one of the address's failed attempts before the store is asked (so concurrent or
+    // pipelined guesses cannot all be judged within it), whatever the count; a right one gets it back.
+    const counting = rateBudgets.countAuthAttempt(request);
+    const counted = counting instanceof Promise ? await counting : counting;
+    await judged(request, reply, tokenId, token, counted);
     request.adminTokenId = tokenId;
     // Its own budget, apart from any API key's: its window is named `admin:<id>` (`key:admin:<id>` in Redis), never a key id.
     request.keyId = `admin:${tokenId}`;

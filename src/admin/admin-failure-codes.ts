@@ -19,7 +19,7 @@ export const ADMIN_FAILURE_CODES = {
     'invalid_webhook_events',
     'invalid_description',
   ],
-  401: ['admin_token_required', 'malformed_admin_token', 'invalid_admin_token', 'admin_token_revoked', 'wrong_credential_kind'],
+  401: ['admin_token_required', 'malformed_admin_token', 'invalid_admin_token', 'admin_token_revoked', 'wrong_credential_kind', 'wrong_environment'],
   404: ['not_found', 'account_not_found', 'key_not_found', 'webhook_endpoint_not_found', 'webhook_event_not_found'],
   405: FAILURE_CODES[405],
   408: FAILURE_CODES[408],
@@ -38,7 +38,7 @@ export type AdminFailureStatus = keyof typeof ADMIN_FAILURE_CODES;
 
 export const ADMIN_FAILURE_DESCRIPTIONS: Readonly<Record<AdminFailureStatus, string>> = {
   400: 'A parameter, query parameter or cursor is missing, unknown, repeated, too long or invalid; or the body or URL is malformed.',
-  401: 'The admin token is missing, malformed, wrong or revoked, or the credential is an API key (this port takes Bearer admin tokens).',
+  401: "The admin token is missing, malformed, wrong or revoked, or is the other environment's (live or sandbox), or the credential is an API key (this port takes Bearer admin tokens).",
   404: 'No account, key, webhook endpoint or event by that name or id, or nothing at this path.',
   405: 'The path exists but not with this method; see the Allow header.',
   408: 'The request did not arrive in time.',

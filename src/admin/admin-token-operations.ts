@@ -1,5 +1,6 @@
 // Making and revoking admin tokens: the one place their rules live (label, format, who made it), for the CLI to call.
 import { checkAdminTokenLabel, issueAdminToken, ADMIN_TOKEN_ID_PATTERN, ADMIN_TOKEN_LABEL_MAX } from '../domain/admin-tokens.ts';
+import type { KeyEnvironment } from '../domain/api-keys.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { AdminTokenRecord, AuditActor, Store } from '../store/store.ts';
 
@@ -9,8 +10,11 @@ export interface CreatedAdminToken {
   readonly token: string;
 }
 
-/** Recorded as admin_token.created by `actor` (the CLI's `cli:<os user>`), in the token's own transaction. */
-export async function createAdminToken(store: Store, actor: AuditActor, label: string): Promise<CreatedAdminToken> {
+/**
+ * Recorded as admin_token.created by `actor` (the CLI's `cli:<os user>`), in the token's own transaction. `environment`: the
+ * database's (the CLI's --sandbox), whose marker the token carries, so that the other server tells its bearer so.
+ */
+export async function createAdminToken(store: Store, actor: AuditActor, label: string, environment: KeyEnvironment): Promise<CreatedAdminToken> {
   const checked = checkAdminTokenLabel(label);
   if (checked === null) {
     throw new DomainError(
@@ -20,7 +24,7 @@ export async function createAdminToken(store: Store, actor: AuditActor, label: s
       { field: 'label' },
     );
   }
-  const issued = issueAdminToken();
+  const issued = issueAdminToken(environment);
   const record = await store.createAdminToken({
     tokenId: issued.tokenId,
     hash: issued.hash,
@@ -34,7 +38,7 @@ export async function createAdminToken(store: Store, actor: AuditActor, label: s
 /** Recorded as admin_token.revoked, once: revoking again changes nothing and records nothing. */
 export async function revokeAdminToken(store: Store, actor: AuditActor, tokenId: string): Promise<AdminTokenRecord> {
   if (!ADMIN_TOKEN_ID_PATTERN.test(tokenId)) {
-    throw new DomainError('invalid', 'invalid_token_id', `'${tokenId}' is not an admin token id: the 12 characters after aapi_admin_, as 'admin-tokens list' shows.`, {
+    throw new DomainError('invalid', 'invalid_token_id', `'${tokenId}' is not an admin token id: the 12 characters after aapi_admin_ (aapi_admin_sandbox_ in the sandbox), as 'admin-tokens list' shows.`, {
       field: 'token_id',
     });
   }

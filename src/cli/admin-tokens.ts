@@ -12,7 +12,8 @@ export const ADMIN_TOKENS: CommandGroup = {
       words: ['admin-tokens', 'create'],
       args: [],
       summary:
-        'Makes an admin token and prints it alone on stdout, this once. Callers of the admin API send it as Authorization: Bearer TOKEN.',
+        'Makes an admin token (aapi_admin_..., with --sandbox aapi_admin_sandbox_...) and prints it alone on stdout, this once. ' +
+        'Callers of the admin API send it as Authorization: Bearer TOKEN.',
       flags: {
         label: { type: 'string', value: 'LABEL', help: 'who holds the token, such as billing (1 to 100 characters)', required: true },
         ...DATABASE_FLAGS,
@@ -29,7 +30,7 @@ export const ADMIN_TOKENS: CommandGroup = {
     {
       words: ['admin-tokens', 'revoke'],
       args: ['token-id'],
-      summary: "Revokes an admin token by its id (the 12 characters after aapi_admin_, as 'admin-tokens list' shows); refused from the next request.",
+      summary: "Revokes an admin token by its id (the 12 characters after aapi_admin_ or aapi_admin_sandbox_, as 'admin-tokens list' shows); refused from the next request.",
       flags: DATABASE_FLAGS,
       examples: ['npx account-api admin-tokens revoke 3kTqv9ZbW2aX'],
     },
@@ -52,7 +53,9 @@ function tokenJson(token: AdminTokenRecord) {
 export async function adminTokensCommand(command: string | undefined, context: CliContext, store: Store, actor: AuditActor): Promise<void> {
   switch (command) {
     case 'create': {
-      const { record, token } = await createAdminToken(store, actor, context.flags.label ?? '');
+      // A token for the database's server: --sandbox (or ACCOUNT_API_SANDBOX=1) makes a sandbox token.
+      const environment = context.flags.sandbox ? 'sandbox' : 'live';
+      const { record, token } = await createAdminToken(store, actor, context.flags.label ?? '', environment);
       if (context.flags.json) return printJson(context, { ...tokenJson(record), token });
       // The token alone on stdout, so `ADMIN_TOKEN=$(account-api admin-tokens create --label billing)` works.
       printLine(context, token);

@@ -1,8 +1,16 @@
 // Admin token format: the API keys' rules (a scannable prefix, a public id, a random secret, a checksum, only a hash stored)
 // under a prefix of its own, so neither port can mistake one credential for the other.
-import { composePrefixed, hashKey, idOfPrefixed, KEY_ID_PATTERN, randomIdAndSecret } from './api-keys.ts';
+import { composePrefixed, hashKey, idOfPrefixed, KEY_ID_PATTERN, randomIdAndSecret, type KeyEnvironment } from './api-keys.ts';
 
-export const ADMIN_TOKEN_PREFIX = 'aapi_admin_';
+/**
+ * One marker per environment, as keys have, so a token sent to the other server is told so rather than judged a guess. Both
+ * begin `aapi_admin_`: secret scanners and the public port recognise either by it, and live tokens made before the sandbox had
+ * a marker of its own are unchanged. No live token is mistaken for a sandbox one: an id is base62, never `sandbox_`.
+ */
+export const ADMIN_TOKEN_PREFIXES: Readonly<Record<KeyEnvironment, string>> = {
+  live: 'aapi_admin_',
+  sandbox: 'aapi_admin_sandbox_',
+};
 
 export interface IssuedAdminToken {
   readonly tokenId: string;
@@ -12,24 +20,36 @@ export interface IssuedAdminToken {
   readonly displayPrefix: string;
 }
 
-export function composeAdminToken(tokenId: string, secret: string): IssuedAdminToken {
-  const token = composePrefixed(ADMIN_TOKEN_PREFIX, tokenId, secret);
-  return { tokenId, token, hash: hashKey(token), displayPrefix: `${ADMIN_TOKEN_PREFIX}${tokenId}` };
+/** `environment`: the server's that will accept it (live unless said). */
+export function composeAdminToken(tokenId: string, secret: string, environment: KeyEnvironment = 'live'): IssuedAdminToken {
+  const prefix = ADMIN_TOKEN_PREFIXES[environment];
+  const token = composePrefixed(prefix, tokenId, secret);
+  return { tokenId, token, hash: hashKey(token), displayPrefix: `${prefix}${tokenId}` };
 }
 
-export function issueAdminToken(): IssuedAdminToken {
+export function issueAdminToken(environment: KeyEnvironment = 'live'): IssuedAdminToken {
   const { id, secret } = randomIdAndSecret();
-  return composeAdminToken(id, secret);
+  return composeAdminToken(id, secret, environment);
 }
 
-/** The token's id when its shape and checksum are right; null otherwise, without touching the store. */
-export function adminTokenId(token: string): string | null {
-  return idOfPrefixed(ADMIN_TOKEN_PREFIX, token);
+/** A token whose shape and checksum are right: its environment (by its marker) and its id. */
+export interface ParsedAdminToken {
+  readonly environment: KeyEnvironment;
+  readonly tokenId: string;
 }
 
-/** Whether a presented secret looks like an admin token at all (its prefix), to tell a caller they sent the wrong kind. */
+/** The token's environment and id when its shape and checksum are right; null otherwise, without touching the store. */
+export function parseAdminToken(token: string): ParsedAdminToken | null {
+  // The sandbox's marker first: it begins with the live one.
+  const sandboxId = idOfPrefixed(ADMIN_TOKEN_PREFIXES.sandbox, token);
+  if (sandboxId !== null) return { environment: 'sandbox', tokenId: sandboxId };
+  const liveId = idOfPrefixed(ADMIN_TOKEN_PREFIXES.live, token);
+  return liveId === null ? null : { environment: 'live', tokenId: liveId };
+}
+
+/** Whether a presented secret looks like an admin token at all (its prefix, either environment's), to tell a caller they sent the wrong kind. */
 export function looksLikeAdminToken(token: string): boolean {
-  return token.startsWith(ADMIN_TOKEN_PREFIX);
+  return token.startsWith(ADMIN_TOKEN_PREFIXES.live);
 }
 
 export const ADMIN_TOKEN_ID_PATTERN = KEY_ID_PATTERN;

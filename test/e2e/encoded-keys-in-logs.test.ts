@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { issueKey } from '../../src/domain/api-keys.ts';
-import { ADMIN_TOKEN_PREFIX, issueAdminToken } from '../../src/domain/admin-tokens.ts';
+import { ADMIN_TOKEN_PREFIXES, issueAdminToken } from '../../src/domain/admin-tokens.ts';
 import { loggablePath } from '../../src/http/observability/key-redaction.ts';
 import { requestIdFor } from '../../src/http/observability/request-id.ts';
 import { call } from '../support/http.ts';
@@ -42,11 +42,13 @@ describe('key-redaction on base64 credentials that are not the whole text', () =
 describe('admin tokens', () => {
   // holdsKeyBody tries only the live and sandbox prefixes, so an admin token's checksummed body (prefix cut off) is not seen.
   test('an admin token body without its prefix is redacted from a path and refused as a request id, as an API key body is', () => {
-    const body = issueAdminToken().token.slice(ADMIN_TOKEN_PREFIX.length);
     const apiKeyBody = issueKey('live').token.slice('aapi_live_'.length);
     assert.ok(!loggablePath(`/admin/v0/accounts/${apiKeyBody}`).includes(apiKeyBody), 'sanity: an API key body is redacted');
-    assert.ok(!loggablePath(`/admin/v0/accounts/${body}`).includes(body), 'an admin token body was logged');
-    assert.notEqual(requestIdFor(body), body, 'an admin token body was kept as the request id');
+    for (const environment of ['live', 'sandbox'] as const) {
+      const body = issueAdminToken(environment).token.slice(ADMIN_TOKEN_PREFIXES[environment].length);
+      assert.ok(!loggablePath(`/admin/v0/accounts/${body}`).includes(body), `a ${environment} admin token body was logged`);
+      assert.notEqual(requestIdFor(body), body, `a ${environment} admin token body was kept as the request id`);
+    }
   });
 });
 

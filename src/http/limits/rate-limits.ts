@@ -25,6 +25,9 @@ export type RateBudget = 'per_key' | 'per_address' | 'failed_auth';
 /** An attempt spent from the failed-authentication budget: null when that budget is off. */
 export type AuthAttempt = { readonly window: number } | null;
 
+/** An attempt counted against the failed-authentication budget however many came before; `over`: its window, when it was one too many. */
+export type CountedAuthAttempt = { readonly attempt: AuthAttempt; readonly over: WindowCount | null };
+
 /** The budgets authentication spends: failed attempts per address, then requests per key or per address. */
 export interface RateBudgets {
   /**
@@ -38,6 +41,13 @@ export interface RateBudgets {
    * window it was spent in and no later one. Never fails the request.
    */
   refundAuthAttempt(request: FastifyRequest, attempt: AuthAttempt): void;
+  /**
+   * Spends one attempt as spendAuthAttempt does, but past the budget leaves the verdict to the caller: for a credential that
+   * is checked against the store even then, and answered refuseAuthAttempt's 429 only when it proves wrong (the admin port).
+   */
+  countAuthAttempt(request: FastifyRequest): CountedAuthAttempt | Promise<CountedAuthAttempt>;
+  /** The 429 for an attempt counted past the budget (`over`, from countAuthAttempt), its headers set on `reply`. */
+  refuseAuthAttempt(reply: FastifyReply, over: WindowCount): HttpError;
   /** Charges one request to the caller's key (`request.keyId`), or to its address when it sent no credentials; 429 when spent. */
   charge(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
 }
@@ -119,6 +129,17 @@ export const rateLimits = fp(
       return (socket[ADDRESS_KEYS] ??= addressKeysOf(request.ip));
     };
 
+    const failedAuthRefusal = (reply: FastifyReply, count: WindowCount): HttpError => {
+      rateLimitHeaders(reply, settings.authFailuresPerAddress, count);
+      options.onRejected?.('failed_auth');
+      return tooMany(
+        count,
+        'too_many_failed_attempts',
+        'Too many failed authentication attempts from this address; wait for Retry-After seconds before trying again.',
+      );
+    };
+    const notCounted: CountedAuthAttempt = { attempt: null, over: null };
+
     app.decorateRequest('keyId', null);
     app.decorate('rateBudgets', {
       spendAuthAttempt(request, reply) {
@@ -126,15 +147,18 @@ export const rateLimits = fp(
         if (max === 0) return null;
         return settle(counters.authfail.hit(addressKeys(request).authfail), (count) => {
           if (count.current <= max) return { window: count.window };
-          rateLimitHeaders(reply, max, count);
-          options.onRejected?.('failed_auth');
-          throw tooMany(
-            count,
-            'too_many_failed_attempts',
-            'Too many failed authentication attempts from this address; wait for Retry-After seconds before trying again.',
-          );
+          throw failedAuthRefusal(reply, count);
         });
       },
+      countAuthAttempt(request) {
+        const max = settings.authFailuresPerAddress;
+        if (max === 0) return notCounted;
+        return settle(counters.authfail.hit(addressKeys(request).authfail), (count) => ({
+          attempt: { window: count.window },
+          over: count.current <= max ? null : count,
+        }));
+      },
+      refuseAuthAttempt: failedAuthRefusal,
       refundAuthAttempt(request, attempt) {
         if (attempt === null) return;
         const refunded = counters.authfail.refund(addressKeys(request).authfail, attempt.window);

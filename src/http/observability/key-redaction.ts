@@ -1,5 +1,5 @@
 // Keeps API keys out of what is echoed and logged: spots client text that could carry a key, in clear or encoded.
-import { ADMIN_TOKEN_PREFIX, adminTokenId } from '../../domain/admin-tokens.ts';
+import { ADMIN_TOKEN_PREFIXES, parseAdminToken } from '../../domain/admin-tokens.ts';
 import { KEY_PREFIXES, parseKey } from '../../domain/api-keys.ts';
 
 const KEY_BODY_LENGTH = 50; // key id + secret + checksum, after the prefix
@@ -23,8 +23,8 @@ function holdsKeyBody(text: string): boolean {
     for (let start = 0; start + KEY_BODY_LENGTH <= run.length; start++) {
       const body = run.slice(start, start + KEY_BODY_LENGTH);
       if (Object.values(KEY_PREFIXES).some((prefix) => parseKey(prefix + body).ok)) return true;
-      // An admin token's body too: the same shape, under a prefix of its own.
-      if (adminTokenId(ADMIN_TOKEN_PREFIX + body) !== null) return true;
+      // An admin token's body too: the same shape, under a prefix of its own (one per environment).
+      if (Object.values(ADMIN_TOKEN_PREFIXES).some((prefix) => parseAdminToken(prefix + body) !== null)) return true;
     }
   }
   return false;
