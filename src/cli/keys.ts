@@ -29,7 +29,7 @@ export const KEYS: CommandGroup = {
       args: ['key-id'],
       summary:
         'Issues a successor with the same owner, label, scope and lifetime, prints it alone on stdout, this once, and sets the old key ' +
-        'to expire when the overlap ends. A revoked or expired key cannot be rolled.',
+        'to expire when the overlap ends. A key is rolled once; a revoked or expired key cannot be rolled.',
       flags: {
         overlap: { type: 'string', value: 'DURATION', help: `how long the old key keeps working: 24h, 30m, 7d... or 0, not at all (default ${DEFAULT_OVERLAP})` },
         ...DATABASE_FLAGS,

@@ -98,7 +98,10 @@ export interface RolledApiKey {
   readonly token: string;
 }
 
-/** The successor keeps the old key's owner, label, scope and lifetime; a revoked or expired key is refused (key_inactive). */
+/**
+ * The successor keeps the old key's owner, label, scope and lifetime. A key is rolled once: one rolled already is refused
+ * (key_already_rolled, naming its successor), and so is a revoked or expired key (key_inactive).
+ */
 export async function rollKey(store: Store, actor: AuditActor, input: RollKeyInput): Promise<RolledApiKey> {
   checkKeyId(input.keyId);
   const overlapMs = parseDuration(input.overlap ?? DEFAULT_OVERLAP, 'overlap', { zero: true });

@@ -1,5 +1,6 @@
 // The failures every store (and the CLI, reading through one) reports in the same words, whatever the engine.
 import { DomainError } from '../domain/errors.ts';
+import type { ApiKeyRecord } from './store.ts';
 
 export function accountNotFound(username: string): DomainError {
   return new DomainError('not_found', 'account_not_found', `No account is named '${username}'.`, { field: 'username' });
@@ -59,6 +60,22 @@ export function idempotencyKeyInUse(): DomainError {
 /** A key that can no longer be rolled: revoked, or already expired. */
 export function keyInactive(keyId: string, why: string): DomainError {
   return new DomainError('conflict', 'key_inactive', `Key '${keyId}' ${why}; only a key still in use can be rolled.`, { field: 'key_id' });
+}
+
+/**
+ * A key rolled once already: a key has one successor, so every later roll (and every roll that lost a race) is refused,
+ * naming the successor. Also when that successor has since been revoked or has expired: a key on its way out never issues
+ * a second credential; a new one is made with `keys create`. `successor` is its row as it is now (null if it is gone).
+ */
+export function keyAlreadyRolled(keyId: string, successorId: string, successor: ApiKeyRecord | null, now = new Date()): DomainError {
+  let next = `roll '${successorId}' to replace it in turn`;
+  if (successor?.revokedAt != null) next = `'${successorId}' was revoked at ${successor.revokedAt}; create a new key instead`;
+  else if (successor?.expiresAt != null && Date.parse(successor.expiresAt) <= now.getTime()) {
+    next = `'${successorId}' expired at ${successor.expiresAt}; create a new key instead`;
+  }
+  return new DomainError('conflict', 'key_already_rolled', `Key '${keyId}' was already rolled into '${successorId}', and a key is rolled only once: ${next}.`, {
+    field: 'key_id',
+  });
 }
 
 export function tooManyKeys(username: string, max: number): DomainError {

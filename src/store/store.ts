@@ -269,7 +269,8 @@ export interface Store extends WebhookStore {
   createKey(username: string, key: NewApiKey, audit?: AuditActor): Promise<ApiKeyRecord>;
   /**
    * Issues `successor` with the old key's owner, label, scope and lifetime (successorExpiry), and sets the old key to expire at `oldExpiresAt` (or
-   * keeps its own expiry when that is sooner). Fails with `key_not_found`, `key_inactive` (revoked or expired) or `too_many_keys`.
+   * keeps its own expiry when that is sooner), in one step on the key's row: of any number of rolls at once, on any instance, one wins.
+   * Fails with `key_not_found`, `key_already_rolled` (it has a successor already), `key_inactive` (revoked or expired) or `too_many_keys`.
    */
   rollKey(keyId: string, successor: NewApiKey, oldExpiresAt: Date, audit?: AuditActor): Promise<RolledKey>;
   listKeys(username: string): Promise<ApiKeyRecord[]>;

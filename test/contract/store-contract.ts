@@ -9,6 +9,7 @@ import { defineEnvironmentCases } from './environment-cases.ts';
 import { defineIdempotencyCases } from './idempotency-cases.ts';
 import { defineAdminTokenCases } from './admin-token-cases.ts';
 import { defineKeyLifecycleCases } from './key-lifecycle-cases.ts';
+import { defineKeyRollCases } from './key-roll-cases.ts';
 import { defineWebhookCases } from './webhook-cases.ts';
 import type { Store } from '../../src/store/store.ts';
 import { account, domainCode, freshStore, isDate, newKey, type MakeStore } from './contract-support.ts';
@@ -67,6 +68,7 @@ export function defineStoreContract(engineName: string, makeStore: MakeStore, sk
 
   defineEnvironmentCases(engineName, makeStore, skip);
   defineKeyLifecycleCases(engineName, makeStore, skip);
+  defineKeyRollCases(engineName, makeStore, skip);
 
   describe(`${engineName} store: accounts`, () => {
     test('createAccount returns ids 1 and 2 and the stored fields', async (t) => {

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { call, failureMessage, type CallResult } from '../support/http.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { requiring } from '../support/requiring.ts';
-import { cliOk, createWorkspace, expectCliExit, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { cliJsonError, cliOk, createWorkspace, expectCliExit, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 const postgresSkip = await postgresSkipReason();
 const OLD_ENTRY_AT = '2020-01-01T00:00:00.000Z';
@@ -186,6 +186,23 @@ for (const engine of ENGINES) {
       const third = { username: 'roller', key: (await cli(['keys', 'roll', keyIdOf(successor.key), '--overlap', '0'])).trim() };
       for (const result of await everywhere('GET', '/user', successor)) expectFailure(result, 401, 'key_expired', 'a key rolled with --overlap 0');
       for (const result of await everywhere('GET', '/user', third)) assert.equal(result.status, 200, result.text);
+    });
+
+    test('keys roll of a key rolled already exits 1 with key_already_rolled naming its successor, and changes nothing', async () => {
+      const owner = await account('rerolled');
+      const successor = (await cli(['keys', 'roll', keyIdOf(owner.key)])).trim();
+      const keysBefore = await keysJson('rerolled');
+      const auditBefore = await auditJson();
+      const refused = await expectCliExit(workspace, ['keys', 'roll', keyIdOf(owner.key)], 1);
+      assert.match(refused.stderr, new RegExp(`already rolled into '${keyIdOf(successor)}'`), `unclear error: ${refused.stderr}`);
+      assert.equal(refused.stdout, '', 'a refused roll printed a key');
+      const asJson = cliJsonError(await expectCliExit(workspace, ['keys', 'roll', keyIdOf(owner.key), '--json'], 1));
+      assert.equal(asJson.code, 'key_already_rolled', asJson.message);
+      assert.deepEqual(await keysJson('rerolled'), keysBefore, 'a refused roll changed or issued a key');
+      assert.deepEqual(await auditJson(), auditBefore, 'a refused roll was audited');
+      for (const key of [owner.key, successor]) {
+        for (const result of await everywhere('GET', '/user', { username: 'rerolled', key })) assert.equal(result.status, 200, result.text);
+      }
     });
 
     test('a revocation is seen by every instance on its next request', async () => {

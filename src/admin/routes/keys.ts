@@ -80,7 +80,8 @@ export async function adminKeyRoutes(app: FastifyInstance, options: KeyRoutesOpt
       summary: 'Roll a key: issue its successor, and let the old one expire',
       description:
         "The successor keeps the old key's account, label, scope and lifetime. The old key keeps working for the overlap " +
-        '(default 24h; 0 stops it at once). A revoked or expired key is refused (409 key_inactive). Recorded as key.rolled.',
+        '(default 24h; 0 stops it at once). A key is rolled once: one rolled already is refused (409 key_already_rolled, ' +
+        'naming its successor), a revoked or expired key too (409 key_inactive). Recorded as key.rolled.',
       tags: ['Keys'],
       security: ADMIN_SECURITY,
       consumes: BODY_MEDIA_TYPES,

@@ -39,6 +39,7 @@ import {
   adminTokenExists,
   adminTokenNotFound,
   idempotencyKeyInUse,
+  keyAlreadyRolled,
   keyExists,
   keyInactive,
   keyNotFound,
@@ -545,23 +546,42 @@ export class PostgresStore implements Store {
       // The owner's row lock first, as createKey takes it: the count of active keys below cannot race another key's creation.
       const [owner] = await query('SELECT a.id FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.key_id = $1 FOR UPDATE OF a', [keyId]);
       if (owner === undefined) throw keyNotFound(keyId);
+      // Read after the locks are held, so a roll that waited for another sees that one's rolled_into. now() is the
+      // transaction's instant, the successor's created_at too: its lifetime comes out exactly the old key's.
       const [row] = await query(
-        `SELECT ${KEY_COLUMNS}, k.expires_at <= now() AS expired FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1 FOR UPDATE OF k`,
+        `SELECT ${KEY_COLUMNS}, k.expires_at <= now() AS expired, now() AS now FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1 FOR UPDATE OF k`,
         [keyId],
       );
       if (row === undefined) throw keyNotFound(keyId);
       const old = toKey(row);
+      const now = row.now as Date;
+      // A rolled key is refused first, whatever its state now: every roll that loses a race gets the same answer.
+      if (old.rolledInto !== null) throw keyAlreadyRolled(keyId, old.rolledInto, await this.#keyIn(query, old.rolledInto), now);
       if (old.revokedAt !== null) throw keyInactive(keyId, `was revoked at ${old.revokedAt}`);
       if (row.expired === true) throw keyInactive(keyId, `expired at ${old.expiresAt}`);
+      // Check and set in one statement, besides the row lock: two rolls can never both mark the key.
       // The overlap never lengthens a key's life: one already due to expire sooner keeps its own time.
-      await query('UPDATE api_keys SET expires_at = least(expires_at, $2), rolled_into = $3 WHERE key_id = $1', [keyId, oldExpiresAt, successor.keyId]);
+      const set = await query(
+        'UPDATE api_keys SET expires_at = least(expires_at, $2), rolled_into = $3 WHERE key_id = $1 AND rolled_into IS NULL RETURNING key_id',
+        [keyId, oldExpiresAt, successor.keyId],
+      );
+      if (set.length !== 1) throw keyAlreadyRolled(keyId, String((await this.#keyIn(query, keyId))?.rolledInto), null, now);
       await this.#assertRoomForKey(query, owner.id, old.username);
-      const created = await this.#insertKey(query, Number(owner.id), { ...successor, label: old.label, scope: old.scope, expiresAt: successorExpiry(old) });
-      const [updatedRow] = await query(`SELECT ${KEY_COLUMNS} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1`, [keyId]);
-      const updated = toKey(updatedRow!);
+      const created = await this.#insertKey(query, Number(owner.id), {
+        ...successor,
+        label: old.label,
+        scope: old.scope,
+        expiresAt: successorExpiry(old, now.getTime()),
+      });
+      const updated = (await this.#keyIn(query, keyId))!;
       await this.#audit(query, audit, keyRolled(Number(owner.id), old, updated, created));
       return { old: updated, successor: created };
     });
+  }
+
+  async #keyIn(query: Query, keyId: string): Promise<ApiKeyRecord | null> {
+    const [row] = await query(`SELECT ${KEY_COLUMNS} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1`, [keyId]);
+    return row === undefined ? null : toKey(row);
   }
 
   async listKeys(username: string): Promise<ApiKeyRecord[]> {

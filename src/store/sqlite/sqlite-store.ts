@@ -38,6 +38,7 @@ import {
   adminTokenExists,
   adminTokenNotFound,
   idempotencyKeyInUse,
+  keyAlreadyRolled,
   keyExists,
   keyInactive,
   keyNotFound,
@@ -532,7 +533,7 @@ export class SqliteStore implements Store {
     }
   };
 
-  #insertKey(accountId: number, key: NewApiKey): ApiKeyRecord {
+  #insertKey(accountId: number, key: NewApiKey, createdAt = new Date()): ApiKeyRecord {
     try {
       this.#statement(
         `INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, scope, expires_at, created_at)
@@ -545,7 +546,7 @@ export class SqliteStore implements Store {
         key.label,
         key.scope ?? 'write',
         key.expiresAt?.toISOString() ?? null,
-        new Date().toISOString(),
+        createdAt.toISOString(),
       );
     } catch (error) {
       if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) {
@@ -584,14 +585,28 @@ export class SqliteStore implements Store {
         if (row === undefined) throw keyNotFound(keyId);
         const old = toKey(row);
         const accountId = Number(row.account_id);
-        const now = new Date().toISOString();
+        // One instant for the checks, the successor's issue and its expiry, so that its lifetime is exactly the old key's.
+        const now = new Date();
+        // A rolled key is refused first, whatever its state now: every roll that loses a race gets the same answer.
+        if (old.rolledInto !== null) throw keyAlreadyRolled(keyId, old.rolledInto, this.#keyById(old.rolledInto), now);
         if (old.revokedAt !== null) throw keyInactive(keyId, `was revoked at ${old.revokedAt}`);
-        if (old.expiresAt !== null && old.expiresAt <= now) throw keyInactive(keyId, `expired at ${old.expiresAt}`);
+        if (old.expiresAt !== null && old.expiresAt <= now.toISOString()) throw keyInactive(keyId, `expired at ${old.expiresAt}`);
         // The overlap never lengthens a key's life: one already due to expire sooner keeps its own time.
         const expiresAt = old.expiresAt !== null && old.expiresAt < oldExpiresAt.toISOString() ? old.expiresAt : oldExpiresAt.toISOString();
-        this.#statement('UPDATE api_keys SET expires_at = ?, rolled_into = ? WHERE key_id = ?').run(expiresAt, successor.keyId, keyId);
+        // Check and set in one statement: the write lock (BEGIN IMMEDIATE) already excludes every other writer, this
+        // keeps the rule "rolled once" true even if the read above were ever moved out of the transaction.
+        const set = this.#statement('UPDATE api_keys SET expires_at = ?, rolled_into = ? WHERE key_id = ? AND rolled_into IS NULL').run(
+          expiresAt,
+          successor.keyId,
+          keyId,
+        );
+        if (Number(set.changes) !== 1) throw keyAlreadyRolled(keyId, String(this.#keyById(keyId)?.rolledInto), null, now);
         this.#assertRoomForKey(accountId, old.username);
-        const created = this.#insertKey(accountId, { ...successor, label: old.label, scope: old.scope, expiresAt: successorExpiry(old) });
+        const created = this.#insertKey(
+          accountId,
+          { ...successor, label: old.label, scope: old.scope, expiresAt: successorExpiry(old, now.getTime()) },
+          now,
+        );
         const updated = this.#keyById(keyId)!;
         this.#audit(audit, keyRolled(accountId, old, updated, created));
         return { old: updated, successor: created };

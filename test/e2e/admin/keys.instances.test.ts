@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { call, type CallResult } from '../../support/http.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../../support/postgres.ts';
+import { redisSkipReason, TEST_REDIS_URL, uniqueKeyPrefix } from '../../support/redis.ts';
 import { requiring } from '../../support/requiring.ts';
 import { createWorkspace, startServer, type ServerProcess, type Workspace } from '../../support/server-process.ts';
 import { adminUrlOf, bearer, expectData, expectFailure, makeAdminToken } from './admin-support.ts';
@@ -63,3 +64,53 @@ describe('two instances over PostgreSQL: key changes through either admin API', 
     for (const result of await onBoth(issued.key)) expectFailure(result, 401, 'key_expired');
   });
 });
+
+// As scaled out: PostgreSQL and Redis shared. The row decides which roll wins; no instance's memory can.
+const scaledOut = requiring((await postgresSkipReason()) ?? (await redisSkipReason()));
+
+scaledOut.describe('two instances over PostgreSQL and Redis: rolls of one key at once', () => {
+  let database: TestDatabase;
+  let workspace: Workspace;
+  let servers: ServerProcess[] = [];
+  let token: string;
+
+  const adminCall = (instance: number, method: string, path: string, form?: Record<string, string>) =>
+    call(method, `${adminUrlOf(servers[instance]!)}${path}`, { auth: bearer(token), ...(form === undefined ? {} : { form }) });
+
+  scaledOut.before(async () => {
+    database = await createTestDatabase();
+    workspace = createWorkspace({ DATABASE_URL: database.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: uniqueKeyPrefix(), ADMIN_PORT: '0' });
+    token = await makeAdminToken(workspace);
+    servers = await Promise.all([startServer(workspace), startServer(workspace)]);
+    expectData(await adminCall(0, 'POST', '/accounts', { username: 'racer', premium: 'true' }), 201);
+  });
+
+  scaledOut.after(async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+    workspace?.cleanup();
+    await database?.drop();
+  });
+
+  scaledOut.test('8 rolls through both instances at once: one successor; the account keeps 2 live keys', async () => {
+    const original = expectData(await adminCall(0, 'POST', '/accounts/racer/keys', {}), 201);
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, index) => adminCall(index % 2, 'POST', `/keys/${original.key_id}/roll`)));
+    const won = answers.filter((answer) => answer.status === 200);
+    assert.equal(won.length, 1, `${won.length} of 8 concurrent rolls succeeded: ${answers.map((answer) => answer.status).join(' ')}`);
+    const successor = expectData(won[0]!);
+    for (const answer of answers.filter((each) => each !== won[0])) {
+      const refused = expectFailure(answer, 409, 'key_already_rolled');
+      assert.ok(refused.message.includes(`'${successor.successor.key_id}'`), `a refusal should name the winner's successor: ${refused.message}`);
+    }
+    const keys: { key_id: string; expires_at: string | null; revoked_at: string | null }[] = expectData(await adminCall(1, 'GET', '/accounts/racer/keys'));
+    const live = keys.filter((key) => key.revoked_at === null && (key.expires_at === null || Date.parse(key.expires_at) > Date.now()));
+    assert.deepEqual(live.map((key) => key.key_id).sort(), [original.key_id, successor.successor.key_id].sort(), 'live keys besides the original in its overlap and one successor');
+    // Each instance answers for both keys as the database holds them.
+    for (const instance of [0, 1]) {
+      for (const key of [original.key, successor.key]) {
+        const answer = await call('GET', `${servers[instance]!.api}/user`, { auth: { username: 'racer', key } });
+        assert.equal(answer.status, 200, answer.text);
+      }
+    }
+  });
+});
+
