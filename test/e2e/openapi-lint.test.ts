@@ -50,8 +50,12 @@ let documents: string[] = [];
 
 before(async () => {
   workspace = createWorkspace({ LOG_LEVEL: 'warn' });
-  // The live server with its admin listener, and the sandbox.
-  servers = await Promise.all([startServer(workspace, [], { ADMIN_PORT: '0' }), startServer(workspace, ['--sandbox'])]);
+  // The live server with its admin listener, and the sandbox. SANDBOX_URL, so that the live document lists a second server,
+  // linted too (redocly.yaml switches nothing off: a sandbox at localhost would be flagged, as a placeholder left in would be).
+  servers = await Promise.all([
+    startServer(workspace, [], { ADMIN_PORT: '0', SANDBOX_URL: 'http://127.0.0.1:9999' }),
+    startServer(workspace, ['--sandbox']),
+  ]);
   const served = [
     ['live', `${servers[0]!.api}/openapi.json`],
     ['sandbox', `${servers[1]!.api}/openapi.json`],

@@ -208,7 +208,7 @@ describe('the document', () => {
     }
   });
 
-  test('says who to contact (the licence, with the admin document\'s, is in openapi-licence.test.ts)', () => {
+  test('says who to contact (the servers and the licence are in openapi-info.test.ts)', () => {
     assert.ok(live.doc.info.contact?.name, 'info.contact should name whom to ask');
   });
 
@@ -267,16 +267,6 @@ describe('the document', () => {
         assert.match(name.description ?? '', /Unicode code points/, `POST ${path} (${media}): the description should say how length is counted`);
       }
     }
-  });
-
-  test('names the servers: this server and the sandbox in the live document, "This sandbox" in the sandbox\'s', () => {
-    // The only server with a host of its own is the sandbox (redocly.yaml says why its localhost default is not flagged).
-    assert.equal(live.doc.servers.length, 2);
-    assert.deepEqual(live.doc.servers[0], { url: '/', description: 'This server' });
-    const second = live.doc.servers[1];
-    assert.equal(second?.url, 'http://localhost:8081', 'the live document should list the sandbox (SANDBOX_URL) second');
-    assert.match(second?.description ?? '', /^Sandbox\b/, 'the second server should be described as the sandbox');
-    assert.deepEqual(sandbox.doc.servers, [{ url: '/', description: 'This sandbox' }]);
   });
 
   test('keeps the envelopes, each data object and each failure in components/schemas, and every answer refers to one', () => {

@@ -15,7 +15,7 @@ import { webhookOperations } from '../../webhooks/webhook-openapi.ts';
 
 export interface OpenApiOptions {
   readonly environment: KeyEnvironment;
-  /** Where the sandbox answers, listed as a second server in the live document; null lists none. */
+  /** Where the sandbox answers (SANDBOX_URL), listed as a second server in the live document; null lists none. */
   readonly sandboxUrl: string | null;
   readonly version: string;
 }

@@ -1,5 +1,6 @@
-// The project is open source under the Apache License 2.0, and says so wherever a reader or a tool looks: LICENSE, NOTICE, both
-// package.json files, and info.license (with info.contact) in the public and the admin OpenAPI documents.
+// What the OpenAPI documents say about where they are and whose they are. The servers follow the configuration: the sandbox is
+// listed only when SANDBOX_URL names it. The project is open source under the Apache License 2.0, and says so wherever a reader or
+// a tool looks: LICENSE, NOTICE, both package.json files, and info.license (with info.contact) in the public and admin documents.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,30 +9,69 @@ import { call } from '../support/http.ts';
 import { createWorkspace, REPO_ROOT, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
 import { adminUrlOf } from './admin/admin-support.ts';
 
+type Server = { url: string; description?: string };
 type Info = { license?: { name?: string; identifier?: string; url?: string }; contact?: { name?: string } };
+
+// 127.0.0.1, not a made-up name: the document only names it, but nothing here should ever point elsewhere.
+const SANDBOX_URL = 'http://127.0.0.1:9999';
 
 let workspace: Workspace;
 let server: ServerProcess;
-let documents: { name: string; info: Info }[] = [];
+let withSandboxUrl: ServerProcess;
+let sandbox: ServerProcess;
+let documents: { name: string; info: Info; servers: Server[] }[] = [];
+
+function documentOf(name: string): { info: Info; servers: Server[] } {
+  const found = documents.find((document) => document.name === name);
+  assert.ok(found, `no ${name} document was fetched`);
+  return found;
+}
 
 before(async () => {
   workspace = createWorkspace({ LOG_LEVEL: 'warn', ADMIN_PORT: '0' });
-  server = await startServer(workspace);
+  [server, withSandboxUrl, sandbox] = await Promise.all([
+    startServer(workspace),
+    startServer(workspace, [], { SANDBOX_URL }),
+    startServer(workspace, ['--sandbox'], { SANDBOX_URL }),
+  ]);
   documents = await Promise.all(
     [
-      ['public', `${server.api}/openapi.json`],
+      ['live', `${server.api}/openapi.json`],
+      ['live with SANDBOX_URL', `${withSandboxUrl.api}/openapi.json`],
+      ['sandbox', `${sandbox.api}/openapi.json`],
       ['admin', `${adminUrlOf(server)}/openapi.json`],
     ].map(async ([name, url]) => {
       const response = await call('GET', url!);
       assert.equal(response.status, 200, `GET ${url} answered ${response.status}`);
-      return { name: name!, info: (response.body as { info: Info }).info };
+      const { info, servers } = response.body as { info: Info; servers: Server[] };
+      return { name: name!, info, servers };
     }),
   );
 });
 
 after(async () => {
-  await server?.stop();
+  await Promise.all([server?.stop(), withSandboxUrl?.stop(), sandbox?.stop()]);
   workspace?.cleanup();
+});
+
+test('without SANDBOX_URL the live document names only itself: no guessed sandbox', () => {
+  assert.deepEqual(documentOf('live').servers, [{ url: '/', description: 'This server' }]);
+});
+
+test('with SANDBOX_URL the live document names the sandbox second, at that URL', () => {
+  const [first, second, ...rest] = documentOf('live with SANDBOX_URL').servers;
+  assert.deepEqual(first, { url: '/', description: 'This server' });
+  assert.equal(second?.url, SANDBOX_URL, 'the second server should be SANDBOX_URL');
+  assert.match(second?.description ?? '', /^Sandbox\b/, 'the second server should be described as the sandbox');
+  assert.deepEqual(rest, []);
+});
+
+test("the sandbox's document names only the sandbox, whatever SANDBOX_URL says", () => {
+  assert.deepEqual(documentOf('sandbox').servers, [{ url: '/', description: 'This sandbox' }]);
+});
+
+test('the admin document names only its own listener', () => {
+  assert.deepEqual(documentOf('admin').servers, [{ url: '/', description: 'This admin listener' }]);
 });
 
 test('LICENSE is the Apache License 2.0, whole, and NOTICE names the copyright holder', () => {
