@@ -68,6 +68,8 @@ export const openApi = fp(
     // Shared by the routes' serialisers and the document, which lists each under components/schemas by its $id.
     for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
     const sandbox = options.environment === 'sandbox';
+    // Relative: whatever address the reader used. The sandbox only where the operator named it (SANDBOX_URL); the sandbox's
+    // own document names no live server, where its keys are refused anyway.
     const servers = [
       { url: '/', description: sandbox ? 'This sandbox' : 'This server' },
       ...(!sandbox && options.sandboxUrl !== null
