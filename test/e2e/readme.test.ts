@@ -145,6 +145,8 @@ test('the README, followed top to bottom in one session, prints exactly what it 
           /; sleep 2$/m,
           `\nuntil npx account-api webhooks deliveries "$(npx account-api webhooks list --json | jq -r '.[0].endpoint_id')" --json | grep -q '"status": 204'; do sleep 0.2; done`,
         );
+    const stray = examples.map((example) => local(example.command)).filter((command) => command.includes('localhost'));
+    assert.deepEqual(stray, [], 'a README command would still call localhost, where some other server may listen');
     const script = [
       'set -u',
       `npx() { if [ "$1" = account-api ]; then shift; "${process.execPath}" "${MAIN}" "$@"; else command npx "$@"; fi; }`,
