@@ -11,7 +11,8 @@ const packageVersion: string = packageJson.version;
 
 /**
  * Every environment variable this service reads, here and nowhere else. `Environment` admits only these names, so reading another
- * fails to typecheck; docs/operations.md's configuration table must list exactly these (test/unit/config-variables.test.ts).
+ * fails to typecheck. test/unit/config-variables.test.ts holds this list to what is read; test/unit/docs.test.ts holds
+ * docs/operations.md's configuration table to this list.
  */
 export const ENVIRONMENT_VARIABLES = [
   // serve and the CLI
