@@ -9,6 +9,35 @@ import packageJson from '../package.json' with { type: 'json' };
 
 const packageVersion: string = packageJson.version;
 
+/**
+ * Every environment variable this service reads, here and nowhere else. `Environment` admits only these names, so reading another
+ * fails to typecheck. test/unit/config-variables.test.ts holds this list to what is read; test/unit/docs.test.ts holds
+ * docs/operations.md's configuration table to this list.
+ */
+export const ENVIRONMENT_VARIABLES = [
+  // serve and the CLI
+  'ACCOUNT_API_SANDBOX', 'DATABASE_URL', 'SANDBOX_DATABASE_URL', 'HOST', 'PORT', 'WORKERS', 'SANDBOX_URL', 'LOG_LEVEL',
+  // the engines
+  'SQLITE_SYNCHRONOUS', 'SQLITE_BUSY_TIMEOUT_MS', 'CREDENTIAL_CACHE_SIZE', 'PG_POOL_MAX', 'PG_CONNECT_TIMEOUT_MS', 'PG_STATEMENT_TIMEOUT_MS',
+  'STORE_FAIL_FAST', 'REDIS_URL', 'REDIS_KEY_PREFIX',
+  // limits
+  'BODY_LIMIT_BYTES', 'REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'MAX_CONNECTIONS', 'MAX_HEADER_BYTES', 'MAX_PARAMETERS',
+  'MAX_PARAMETER_LENGTH', 'MAX_EVENT_LOOP_DELAY_MS', 'SHUTDOWN_TIMEOUT_MS', 'RATE_LIMIT_WINDOW_MS', 'RATE_LIMIT_PER_KEY', 'RATE_LIMIT_PER_ADDRESS',
+  'RATE_LIMIT_AUTH_FAILURES', 'RATE_LIMIT_MAX_WINDOWS', 'TRUST_PROXY', 'KEY_TOUCH_INTERVAL_MS', 'AUDIT_RETENTION_DAYS',
+  // signals
+  'METRICS_PORT', 'METRICS_HOST', 'METRICS_TOKEN', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_SERVICE_NAME', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG',
+  // browsers, the admin API, webhooks
+  'CORS_ORIGINS', 'HSTS_MAX_AGE', 'ADMIN_PORT', 'ADMIN_HOST', 'ADMIN_RATE_LIMIT_PER_TOKEN', 'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_RETRY_SCHEDULE',
+  'WEBHOOK_DISABLE_AFTER', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_LEASE_MS', 'WEBHOOK_SECRETS_KEY', 'WEBHOOK_POLL_INTERVAL_MS',
+  // account-api call
+  'ACCOUNT_API_URL', 'ACCOUNT_API_SANDBOX_URL', 'ACCOUNT_API_USERNAME', 'ACCOUNT_API_KEY',
+] as const;
+
+export type EnvironmentVariable = (typeof ENVIRONMENT_VARIABLES)[number];
+
+/** The environment as this service sees it: process.env fits, and so does a test's object of a few names. */
+export type Environment = { readonly [Name in EnvironmentVariable]?: string | undefined };
+
 export type DatabaseTarget = { readonly engine: 'sqlite'; readonly path: string } | { readonly engine: 'postgres'; readonly url: string };
 
 export interface Config {
@@ -41,7 +70,7 @@ export interface Config {
   /** Audit entries older than this many days are deleted by serve, in the background. */
   readonly auditRetentionDays: number;
   readonly apiPrefix: string;
-  /** Where the sandbox answers, for the live server's OpenAPI document; null lists none. */
+  /** Where the sandbox answers, for the live server's OpenAPI document; null (SANDBOX_URL unset) lists none rather than guess. */
   readonly sandboxUrl: string | null;
   /** This build's version, from package.json. */
   readonly version: string;
@@ -283,7 +312,7 @@ function metricsToken(raw: string | undefined): string | null {
   return raw;
 }
 
-function connectionSettings(env: NodeJS.ProcessEnv): ConnectionSettings {
+function connectionSettings(env: Environment): ConnectionSettings {
   const requestTimeoutMs = integer('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 10_000, 100, 600_000);
   const headersTimeoutMs = integer('HEADERS_TIMEOUT_MS', env.HEADERS_TIMEOUT_MS, 5000, 100, 600_000);
   // Node refuses to start a server whose headers may take longer than the whole request.
@@ -328,7 +357,7 @@ function checkAdminPort(config: Config): Config {
 }
 
 /** Null unless OTEL_EXPORTER_OTLP_ENDPOINT is set: without it nothing of OpenTelemetry is even loaded. */
-function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings | null {
+function tracingSettings(env: Environment): TracingSettings | null {
   const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (endpoint === undefined || endpoint === '') return null;
   if (!/^https?:\/\/[^/\s?#]+(\/[^\s?#]*)?$/i.test(endpoint)) {
@@ -346,6 +375,15 @@ function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings | null {
   };
 }
 
+/** A URL the live document can list as its second server: a guess (localhost) would be wrong for every deployment but one. */
+function sandboxUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  if (!/^https?:$/.test(URL.parse(raw)?.protocol ?? '')) {
+    throw new ConfigError(`SANDBOX_URL must be the sandbox's http:// or https:// URL (e.g. https://sandbox.example.com); got '${raw}'.`);
+  }
+  return raw;
+}
+
 /** Two in-memory databases are never the same; a live URL this process cannot parse is not its concern. */
 function sameDatabase(database: DatabaseTarget, liveUrl: string, cwd: string): boolean {
   if (database.engine === 'sqlite' && database.path === ':memory:') return false;
@@ -356,7 +394,7 @@ function sameDatabase(database: DatabaseTarget, liveUrl: string, cwd: string): b
   }
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd: string = process.cwd()): Config {
+export function loadConfig(env: Environment, flags: ConfigFlags = {}, cwd: string = process.cwd()): Config {
   const environment: KeyEnvironment = flags.sandbox === true || env.ACCOUNT_API_SANDBOX === '1' ? 'sandbox' : 'live';
   const databaseUrl =
     flags.databaseUrl ??
@@ -406,7 +444,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}, cwd:
     keyTouchIntervalMs: integer('KEY_TOUCH_INTERVAL_MS', env.KEY_TOUCH_INTERVAL_MS, 60_000, 0, 86_400_000),
     auditRetentionDays: integer('AUDIT_RETENTION_DAYS', env.AUDIT_RETENTION_DAYS, 365, 1, 36_500),
     apiPrefix: '/api/v0',
-    sandboxUrl: env.SANDBOX_URL === '' ? null : (env.SANDBOX_URL ?? 'http://localhost:8081'),
+    sandboxUrl: sandboxUrl(env.SANDBOX_URL),
     version: packageVersion,
     metrics: {
       port: env.METRICS_PORT ? integer('METRICS_PORT', env.METRICS_PORT, 0, 0, 65535) : null,
@@ -444,7 +482,7 @@ function secretsKey(raw: string | undefined): Buffer | null {
   return key;
 }
 
-function webhookSettings(env: NodeJS.ProcessEnv): WebhookSettings {
+function webhookSettings(env: Environment): WebhookSettings {
   const schedule = env.WEBHOOK_RETRY_SCHEDULE
     ? env.WEBHOOK_RETRY_SCHEDULE.split(',').map((part) => parseDurationMs('WEBHOOK_RETRY_SCHEDULE', part))
     : DEFAULT_RETRY_SCHEDULE_MS;
@@ -484,7 +522,7 @@ export interface CallFlags {
   readonly retries?: string | undefined;
 }
 
-export function loadCallConfig(env: NodeJS.ProcessEnv, flags: CallFlags = {}): CallConfig {
+export function loadCallConfig(env: Environment, flags: CallFlags = {}): CallConfig {
   const sandbox = flags.sandbox === true || env.ACCOUNT_API_SANDBOX === '1';
   // Two variables, as DATABASE_URL and SANDBOX_DATABASE_URL: --sandbox switches servers without editing the environment.
   const urlVariable = sandbox ? 'ACCOUNT_API_SANDBOX_URL' : 'ACCOUNT_API_URL';

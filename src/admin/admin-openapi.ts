@@ -2,6 +2,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { DOCUMENT_CONTACT, DOCUMENT_LICENSE } from '../http/wire/openapi-info.ts';
 import { precompress, sendPrecompressed, type Precompressed } from '../http/wire/compression.ts';
 import { ADMIN_SCHEMAS } from './admin-schemas.ts';
 
@@ -18,7 +19,7 @@ export const adminOpenApi = fp(
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
-        info: { title: 'account-api admin API', version: options.version, description: DESCRIPTION },
+        info: { title: 'account-api admin API', version: options.version, description: DESCRIPTION, contact: DOCUMENT_CONTACT, license: DOCUMENT_LICENSE },
         servers: [{ url: '/', description: 'This admin listener' }],
         tags: [
           { name: 'Accounts', description: 'Create, list, read, change and delete accounts' },

@@ -1,7 +1,5 @@
 // The OpenAPI document: valid OpenAPI 3.1, complete, generated from the route schemas, and true of the running servers.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
@@ -15,7 +13,7 @@ import { FAILURE_CODES } from '../../src/http/failures/failure-codes.ts';
 import { demoAccounts } from '../../src/sandbox/demo-accounts.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { call, type CallOptions, type CallResult } from '../support/http.ts';
-import { createAccount, createWorkspace, REPO_ROOT, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 type Reference = { $ref: string };
 type Header = { description: string; required?: boolean; schema: { type?: string } };
@@ -210,16 +208,8 @@ describe('the document', () => {
     }
   });
 
-  test('says who to contact, and that no licence is granted while package.json declares none', () => {
-    const { contact, license } = live.doc.info;
-    assert.ok(contact?.name, 'info.contact should name whom to ask');
-    const declared = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).license as string | undefined;
-    if (declared === undefined || declared === 'UNLICENSED') {
-      assert.equal(license?.identifier, 'LicenseRef-UNLICENSED', 'package.json declares no licence: the document must not name one');
-      assert.match(license.name, /^UNLICENSED \(no licence is declared/);
-    } else {
-      assert.equal(license?.identifier, declared, 'info.license should be the licence package.json declares (src/http/wire/openapi.ts)');
-    }
+  test('says who to contact (the servers and the licence are in openapi-info.test.ts)', () => {
+    assert.ok(live.doc.info.contact?.name, 'info.contact should name whom to ask');
   });
 
   test('declares Basic security; private operations require it and are marked Premium, /hello takes it optionally', () => {
@@ -277,16 +267,6 @@ describe('the document', () => {
         assert.match(name.description ?? '', /Unicode code points/, `POST ${path} (${media}): the description should say how length is counted`);
       }
     }
-  });
-
-  test('names the servers: this server and the sandbox in the live document, "This sandbox" in the sandbox\'s', () => {
-    // The only server with a host of its own is the sandbox (redocly.yaml says why its localhost default is not flagged).
-    assert.equal(live.doc.servers.length, 2);
-    assert.deepEqual(live.doc.servers[0], { url: '/', description: 'This server' });
-    const second = live.doc.servers[1];
-    assert.equal(second?.url, 'http://localhost:8081', 'the live document should list the sandbox (SANDBOX_URL) second');
-    assert.match(second?.description ?? '', /^Sandbox\b/, 'the second server should be described as the sandbox');
-    assert.deepEqual(sandbox.doc.servers, [{ url: '/', description: 'This sandbox' }]);
   });
 
   test('keeps the envelopes, each data object and each failure in components/schemas, and every answer refers to one', () => {

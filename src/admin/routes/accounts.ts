@@ -97,6 +97,7 @@ export async function adminAccountRoutes(app: FastifyInstance, options: AccountR
     schema: {
       operationId: 'getAccount',
       summary: 'Read an account',
+      description: 'Its name, timezone, Premium flag and creation time; 404 account_not_found when no account has this username. Reading records nothing in the audit trail.',
       tags: ['Accounts'],
       security: ADMIN_SECURITY,
       params: USERNAME_PATH,

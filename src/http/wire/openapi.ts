@@ -8,13 +8,14 @@ import { precompressedFiles } from './compression.ts';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
+import { DOCUMENT_CONTACT, DOCUMENT_LICENSE } from './openapi-info.ts';
 import { headerObject, isResponseHeader, type ResponseHeader } from './response-headers.ts';
 import { DOCUMENTED_BODY, DOCUMENTED_ONLY, SHARED_SCHEMAS } from './schemas.ts';
 import { webhookOperations } from '../../webhooks/webhook-openapi.ts';
 
 export interface OpenApiOptions {
   readonly environment: KeyEnvironment;
-  /** Where the sandbox answers, listed as a second server in the live document; null lists none. */
+  /** Where the sandbox answers (SANDBOX_URL), listed as a second server in the live document; null lists none. */
   readonly sandboxUrl: string | null;
   readonly version: string;
 }
@@ -30,13 +31,6 @@ message; the codes each status can carry are enumerated in its schema. GET /user
 // Swagger UI draws its logo as an SVG with an inline <style> (swagger-api/swagger-ui#10655); allow exactly that one by its hash.
 // If an upgrade changes it, test/e2e/docs-page.test.ts fails with the new hash in Chromium's message.
 const SWAGGER_LOGO_STYLE = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w=';
-
-// No licence is declared (package.json is private and has no `license`), so the document names none: UNLICENSED, as npm
-// says it. SPDX has no identifier for that; LicenseRef- is SPDX's own form for a name that is not on its list.
-// test/e2e/openapi.test.ts fails when package.json declares a licence, so that this changes with it.
-const LICENSE = { name: 'UNLICENSED (no licence is declared; all rights reserved)', identifier: 'LicenseRef-UNLICENSED' };
-// No address is published for the project; whoever runs this server answers for it, and asks for the request's id.
-const CONTACT = { name: 'The operators of this server (quote the X-Request-Id of the answer in question)' };
 
 type ResponseObject = { headers?: Record<string, unknown> };
 type OperationObject = { responses: Record<string, ResponseObject> };
@@ -74,6 +68,8 @@ export const openApi = fp(
     // Shared by the routes' serialisers and the document, which lists each under components/schemas by its $id.
     for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
     const sandbox = options.environment === 'sandbox';
+    // Relative: whatever address the reader used. The sandbox only where the operator named it (SANDBOX_URL); the sandbox's
+    // own document names no live server, where its keys are refused anyway.
     const servers = [
       { url: '/', description: sandbox ? 'This sandbox' : 'This server' },
       ...(!sandbox && options.sandboxUrl !== null
@@ -83,7 +79,7 @@ export const openApi = fp(
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
-        info: { title: 'Account Settings, User and Test API', version: options.version, description: DESCRIPTION, contact: CONTACT, license: LICENSE },
+        info: { title: 'Account Settings, User and Test API', version: options.version, description: DESCRIPTION, contact: DOCUMENT_CONTACT, license: DOCUMENT_LICENSE },
         servers,
         tags: [
           { name: 'Settings', description: "The caller's timezone and the list it is chosen from (Premium)" },
