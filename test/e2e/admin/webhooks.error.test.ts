@@ -12,6 +12,25 @@ onEveryEngine('admin webhooks: errors', ({ suite: { test }, admin }) => {
     assert.deepEqual(expectData(await admin().call('GET', '/webhooks')), []);
   });
 
+  test("the issue's IPv6 spellings of inside addresses, and the special ranges it names, are 400 invalid_webhook_url", async () => {
+    for (const host of [
+      '[::127.0.0.1]',
+      '[::ffff:0:127.0.0.1]',
+      '[2002:7f00:1::]',
+      '[64:ff9b:1::7f00:1]',
+      '[64:ff9b:1::a9fe:a9fe]',
+      '[2001:0:4136:e378:8000:63bf:3fff:fdd2]',
+      '[2001:10::1]',
+      '[2001:20::1]',
+      '[5f00::1]',
+      '[3fff::1]',
+    ]) {
+      const refused = expectFailure(await admin().call('POST', '/webhooks', { json: { url: `http://${host}:8080/hooks` } }), 400, 'invalid_webhook_url');
+      assert.match(refused.message, /not a public address/, host);
+    }
+    assert.deepEqual(expectData(await admin().call('GET', '/webhooks')), []);
+  });
+
   test('unknown endpoints and events are 404; a bad limit is 400 invalid_limit', async () => {
     expectFailure(await admin().call('DELETE', '/webhooks/we_nope'), 404, 'webhook_endpoint_not_found');
     expectFailure(await admin().call('POST', '/webhooks/we_nope/disable', { form: {} }), 404, 'webhook_endpoint_not_found');

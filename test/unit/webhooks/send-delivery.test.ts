@@ -46,6 +46,19 @@ test('a name resolving to a private address is refused at delivery time without 
   assert.equal(hosts.length, before);
 });
 
+test('an IPv6 address carrying a private IPv4 one, or in a special range, is refused at every attempt without connecting', async () => {
+  const before = hosts.length;
+  for (const literal of ['[::127.0.0.1]', '[::ffff:0:127.0.0.1]', '[2002:7f00:1::]', '[64:ff9b:1::7f00:1]', '[64:ff9b::a9fe:a9fe]', '[2001:20::1]']) {
+    const result = await sendDelivery({ ...base, url: `http://${literal}:${port}/ok`, allowPrivate: false });
+    assert.equal(result.succeeded, false, literal);
+    assert.match(result.error ?? '', /not a public address/, `${literal}: ${result.error}`);
+  }
+  // A name resolving to one of them, as at delivery time after `webhooks add` accepted it.
+  const rebound = await sendDelivery({ ...base, url: `http://hooks.example:${port}/ok`, allowPrivate: false, resolve: async () => [{ address: '::ffff:0:7f00:1', family: 6 }] });
+  assert.match(rebound.error ?? '', /it carries 127\.0\.0\.1: Loopback/);
+  assert.equal(hosts.length, before, 'nothing was sent');
+});
+
 test('no answer within the timeout is a failure saying so', async () => {
   const silent = createServer(() => undefined);
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
