@@ -1,6 +1,10 @@
 // The admin API's webhooks: register (secret shown once), list, disable, enable, attempts, redeliver, remove; deliveries verified
 // by standardwebhooks.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AdminClient } from '../../../client/src/index.ts';
 import { startReceiver, type Receiver } from '../../support/webhook-receiver.ts';
 import { expectData, onEveryEngine } from './admin-support.ts';
@@ -31,6 +35,42 @@ onEveryEngine(
       assert.equal(attempt.event_id, eventId);
       assert.deepEqual(expectData(await admin().call('POST', `/webhook-events/${eventId}/redeliver`, { form: {} })), { event_id: eventId, endpoints: [added.endpoint_id] });
       await receiver.waitFor('the redelivery', (received) => received.filter((r) => r.event.id === eventId).length === 2);
+    });
+
+    test('a receiver that never ends its answer has the delivery recorded from its status and first 256 bytes, and its socket closed', async () => {
+      let sawClose: (value: boolean) => void = () => undefined;
+      const closed = new Promise<boolean>((resolve) => (sawClose = resolve));
+      const dribbler = createServer((request, response) => {
+        request.resume();
+        response.writeHead(200, { 'content-type': 'text/plain' }).write('y'.repeat(300));
+        const drip = setInterval(() => response.write('.'), 20);
+        request.socket.once('close', () => {
+          clearInterval(drip);
+          sawClose(true);
+        });
+      });
+      dribbler.listen(0, '127.0.0.1');
+      await once(dribbler, 'listening');
+      try {
+        const url = `http://127.0.0.1:${(dribbler.address() as AddressInfo).port}/hooks`;
+        const added = expectData(await admin().call('POST', '/webhooks', { form: { url, events: 'account.deleted' } }), 201);
+        expectData(await admin().call('POST', '/accounts', { form: { username: 'dribbled' } }), 201);
+        expectData(await admin().call('DELETE', '/accounts/dribbled'));
+        assert.equal(await closed, true, 'the receiver saw its connection closed');
+        let attempts: any[] = [];
+        for (let tries = 0; tries < 600 && attempts.length === 0; tries++) {
+          attempts = expectData(await admin().call('GET', `/webhooks/${added.endpoint_id}/deliveries`));
+          if (attempts.length === 0) await sleep(50);
+        }
+        assert.equal(attempts.length, 1, 'one attempt was recorded');
+        assert.equal(attempts[0].error, null, `the attempt failed: ${attempts[0].error}`);
+        assert.equal(attempts[0].status, 200);
+        assert.equal(attempts[0].response, 'y'.repeat(256));
+        expectData(await admin().call('DELETE', `/webhooks/${added.endpoint_id}`));
+      } finally {
+        dribbler.closeAllConnections();
+        dribbler.close();
+      }
     });
 
     test('the typed AdminClient disables, enables and removes an endpoint', async () => {
