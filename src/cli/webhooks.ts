@@ -28,7 +28,7 @@ export const WEBHOOKS: CommandGroup = {
         `WEBHOOK_ALLOW_PRIVATE=1, at a public address. Event types: ${WEBHOOK_EVENT_TYPES.join(', ')}.`,
       flags: {
         events: { type: 'string', value: 'TYPES', help: 'comma-separated event types to send (default: every type)' },
-        description: { type: 'string', value: 'TEXT', help: 'what the endpoint is for (at most 200 characters)' },
+        description: { type: 'string', value: 'TEXT', help: 'what the endpoint is for (at most 200 characters, no control characters)' },
         ...DATABASE_FLAGS,
       },
       examples: ['WEBHOOK_SECRET=$(npx account-api webhooks add https://hooks.example.com/account-api --events account.updated,key.revoked)'],

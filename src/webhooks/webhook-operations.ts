@@ -31,6 +31,30 @@ function parseEvents(text: string | undefined): string[] | null {
   return types;
 }
 
+// As display names refuse them (src/domain/names.ts): C0, DEL and C1 controls (ESC starts the terminal sequences, OSC among
+// them; CR and BEL rewrite or ring the operator's terminal), the line and paragraph separators, and the bidirectional
+// embeddings, overrides and isolates that make a line read as something else.
+const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
+
+/** The description as stored: trimmed, null when empty. Fails with invalid_description. */
+function checkDescription(text: string | undefined): string | null {
+  if (text !== undefined && UNPRINTABLE.test(text)) {
+    throw new DomainError(
+      'invalid',
+      'invalid_description',
+      'A description must not contain control characters (line breaks, tabs, escapes) or bidirectional controls (U+202A-U+202E, U+2066-U+2069).',
+      { field: 'description' },
+    );
+  }
+  const description = text?.trim() || null;
+  if (description !== null && description.length > MAX_DESCRIPTION_LENGTH) {
+    throw new DomainError('invalid', 'invalid_description', `A description has at most ${MAX_DESCRIPTION_LENGTH} characters.`, {
+      field: 'description',
+    });
+  }
+  return description;
+}
+
 /**
  * Checks the URL (http(s), and unless `allowPrivate` a public address now) and stores the endpoint with a new signing secret,
  * which is returned this once: nothing shows it again.
@@ -44,12 +68,7 @@ export async function addWebhookEndpoint(
   if (request.url.length > MAX_URL_LENGTH) throw invalidWebhookUrl(`A webhook URL has at most ${MAX_URL_LENGTH} characters.`);
   const url = parseWebhookUrl(request.url);
   const eventTypes = parseEvents(request.events);
-  const description = request.description?.trim() || null;
-  if (description !== null && description.length > MAX_DESCRIPTION_LENGTH) {
-    throw new DomainError('invalid', 'invalid_description', `A description has at most ${MAX_DESCRIPTION_LENGTH} characters.`, {
-      field: 'description',
-    });
-  }
+  const description = checkDescription(request.description);
   // Last: the one check that asks the network.
   await checkedAddress(url, allowPrivate);
   const secret = newSigningSecret();

@@ -57,7 +57,7 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
         properties: {
           url: stringParameter('Where to send the events: an http(s) URL', 'https://hooks.example.com/account-api'),
           events: stringParameter('Comma-separated event types to send (default: every type)', 'account.updated,key.revoked'),
-          description: stringParameter('What the endpoint is for (at most 200 characters)', 'billing'),
+          description: stringParameter('What the endpoint is for: at most 200 characters, without control characters', 'billing'),
         },
       },
       response: { 201: answerOf('AdminNewWebhookEndpointEnvelope', 'The endpoint, and its secret shown this once'), ...adminFailures({ body: true, notFound: false }) },

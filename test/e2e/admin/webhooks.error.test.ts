@@ -1,5 +1,6 @@
 // Bad input to the admin API's webhooks gets the right failure and registers nothing.
 import assert from 'node:assert/strict';
+import { cliJsonError, expectCliExit } from '../../support/server-process.ts';
 import { expectData, expectFailure, onEveryEngine } from './admin-support.ts';
 
 onEveryEngine('admin webhooks: errors', ({ suite: { test }, admin }) => {
@@ -29,6 +30,28 @@ onEveryEngine('admin webhooks: errors', ({ suite: { test }, admin }) => {
       assert.match(refused.message, /not a public address/, host);
     }
     assert.deepEqual(expectData(await admin().call('GET', '/webhooks')), []);
+  });
+
+  test('a description holding control or bidirectional characters is 400 invalid_description, over the admin API and the CLI', async () => {
+    const descriptions = {
+      escape: 'billing \u001b[2J\u001b[31mred',
+      'carriage return': 'billing\rfake line',
+      bell: 'billing\u0007',
+      OSC: 'billing \u001b]0;owned\u0007',
+      'line feed': 'billing\nsecond line',
+      tab: 'bill\ting',
+      'C1 CSI': 'billing \u009b31m',
+      'line separator': 'billing\u2028x',
+      'right-to-left override': 'billing \u202egnillib',
+      'first strong isolate': 'billing \u2068x\u2069',
+    };
+    for (const [what, description] of Object.entries(descriptions)) {
+      const refused = expectFailure(await admin().call('POST', '/webhooks', { json: { url: 'https://93.184.215.14/hooks', description } }), 400, 'invalid_description');
+      assert.equal(refused.field, 'description', what);
+      const cli = await expectCliExit(admin().workspace, ['webhooks', 'add', 'https://93.184.215.14/hooks', '--description', description, '--json'], 1);
+      assert.equal(cliJsonError(cli).code, 'invalid_description', `the CLI took a description with a ${what}`);
+    }
+    assert.deepEqual(expectData(await admin().call('GET', '/webhooks')), [], 'nothing was registered');
   });
 
   test('unknown endpoints and events are 404; a bad limit is 400 invalid_limit', async () => {
