@@ -12,8 +12,8 @@ import type { DeliveryAttempt, WebhookEndpoint } from './webhook-store.ts';
 
 export interface NewEndpointRequest {
   readonly url: string;
-  /** Comma-separated event types; undefined or empty: every type. */
-  readonly events?: string | undefined;
+  /** Event types, as a list (JSON) or comma-separated (a form, the CLI); undefined or an empty text: every type. */
+  readonly events?: string | readonly string[] | undefined;
   readonly description?: string | undefined;
 }
 
@@ -21,9 +21,14 @@ const MAX_URL_LENGTH = 2000;
 const MAX_DESCRIPTION_LENGTH = 200;
 export const MAX_ATTEMPTS_LISTED = 1000;
 
-function parseEvents(text: string | undefined): string[] | null {
-  if (text === undefined || text.trim() === '') return null;
-  const types = [...new Set(text.split(',').map((part) => part.trim()).filter((part) => part !== ''))];
+function parseEvents(events: string | readonly string[] | undefined): string[] | null {
+  if (events === undefined || (typeof events === 'string' && events.trim() === '')) return null;
+  // A list holds one type per item, as answers show them; an empty one would subscribe to nothing, which is surely a mistake.
+  if (typeof events !== 'string' && events.length === 0) {
+    throw invalidWebhookEvents(`Name at least one event type, or leave events out for every type; the types are ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
+  }
+  const named = typeof events === 'string' ? events.split(',').map((part) => part.trim()).filter((part) => part !== '') : events;
+  const types = [...new Set(named)];
   const unknown = types.filter((type) => !isWebhookEventType(type));
   if (unknown.length > 0) {
     throw invalidWebhookEvents(`Unknown event type ${unknown.map((type) => `'${type}'`).join(', ')}; the types are ${WEBHOOK_EVENT_TYPES.join(', ')}.`);

@@ -1,5 +1,7 @@
 // /admin/v0/webhooks and /admin/v0/webhook-events: the `account-api webhooks` commands over HTTP, through the same operations.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { HttpError } from '../../http/failures/http-error.ts';
+import { RepeatedValues } from '../../http/wire/form-encoding.ts';
 import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
 import {
@@ -27,6 +29,32 @@ const ENDPOINT_PATH = {
   properties: { endpoint_id: stringParameter('The endpoint’s id, we_...', 'we_3kTqv9ZbW2aXcD4e5f6g') },
 } as const;
 
+/** What `events` may be: a JSON list of types, or one text (comma-separated, as a form sends it); absent: every type. */
+const EVENTS_PARAMETER = {
+  description:
+    'The event types to send, as a JSON list or (in a form) comma-separated; default every type. Answers show them as a list.',
+  anyOf: [
+    { type: 'array', items: { type: 'string' }, description: 'Event types, one per item' },
+    { type: 'string', description: 'Comma-separated event types' },
+  ],
+  examples: [['account.updated', 'key.revoked']],
+} as const;
+
+/**
+ * Before the schema, so a wrong `events` is named as such rather than as "must be a string": a form parameter given twice
+ * is a duplicate (forms send a list comma-separated), and a list must hold texts.
+ */
+function checkEventsShape(request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void {
+  const events = (request.body as { events?: unknown } | undefined)?.events;
+  if (events instanceof RepeatedValues) {
+    return done(new HttpError(400, 'duplicate_parameter', "The parameter 'events' was given more than once; in a form, send the types comma-separated.", { field: 'events' }));
+  }
+  if (events !== undefined && typeof events !== 'string' && !(Array.isArray(events) && events.every((type) => typeof type === 'string'))) {
+    return done(new HttpError(400, 'invalid_parameter', "The parameter 'events' must be a list of event types or one comma-separated text.", { field: 'events' }));
+  }
+  done();
+}
+
 function attemptsLimit(raw: string | undefined): number {
   if (raw === undefined) return 50;
   const limit = /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
@@ -39,8 +67,9 @@ function attemptsLimit(raw: string | undefined): number {
 export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookRoutesOptions) {
   const { store, settings } = options;
 
-  app.post<{ Body: { url: string; events?: string; description?: string } }>('/webhooks', {
+  app.post<{ Body: { url: string; events?: string | string[]; description?: string } }>('/webhooks', {
     config: { adminAccess: 'token' },
+    preValidation: checkEventsShape,
     schema: {
       operationId: 'addWebhookEndpoint',
       summary: 'Register a webhook endpoint',
@@ -56,7 +85,7 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
         additionalProperties: false,
         properties: {
           url: stringParameter('Where to send the events: an http(s) URL', 'https://hooks.example.com/account-api'),
-          events: stringParameter('Comma-separated event types to send (default: every type)', 'account.updated,key.revoked'),
+          events: EVENTS_PARAMETER,
           description: stringParameter('What the endpoint is for: at most 200 characters, without control characters', 'billing'),
         },
       },

@@ -54,6 +54,22 @@ onEveryEngine('admin webhooks: errors', ({ suite: { test }, admin }) => {
     assert.deepEqual(expectData(await admin().call('GET', '/webhooks')), [], 'nothing was registered');
   });
 
+  test('a list of events must name known types, at least one; a form names them once, comma-separated', async () => {
+    const url = 'https://93.184.215.14/hooks';
+    expectFailure(await admin().call('POST', '/webhooks', { json: { url, events: ['account.updated', 'account.nope'] } }), 400, 'invalid_webhook_events');
+    expectFailure(await admin().call('POST', '/webhooks', { json: { url, events: ['account.updated,key.revoked'] } }), 400, 'invalid_webhook_events');
+    expectFailure(await admin().call('POST', '/webhooks', { json: { url, events: [] } }), 400, 'invalid_webhook_events');
+    const notText = expectFailure(await admin().call('POST', '/webhooks', { json: { url, events: ['account.updated', 7] } }), 400, 'invalid_parameter');
+    assert.equal(notText.field, 'events');
+    expectFailure(await admin().call('POST', '/webhooks', { json: { url, events: { type: 'account.updated' } } }), 400, 'invalid_parameter');
+    const twice = await admin().call('POST', '/webhooks', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `url=${encodeURIComponent(url)}&events=account.updated&events=key.revoked`,
+    });
+    assert.equal(expectFailure(twice, 400, 'duplicate_parameter').field, 'events');
+    assert.deepEqual(expectData(await admin().call('GET', '/webhooks')), [], 'nothing was registered');
+  });
+
   test('unknown endpoints and events are 404; a bad limit is 400 invalid_limit', async () => {
     expectFailure(await admin().call('DELETE', '/webhooks/we_nope'), 404, 'webhook_endpoint_not_found');
     expectFailure(await admin().call('POST', '/webhooks/we_nope/disable', { form: {} }), 404, 'webhook_endpoint_not_found');

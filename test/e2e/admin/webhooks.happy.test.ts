@@ -73,6 +73,18 @@ onEveryEngine(
       }
     });
 
+    test('events may be sent as the JSON list answers show, or comma-separated; an endpoint listed can be registered again as it reads', async () => {
+      const listed = expectData(await admin().call('POST', '/webhooks', { json: { url: receiver.url, events: ['account.updated', 'key.revoked'] } }), 201);
+      assert.deepEqual(listed.events, ['account.updated', 'key.revoked']);
+      const texted = expectData(await admin().call('POST', '/webhooks', { json: { url: receiver.url, events: 'account.updated, key.revoked' } }), 201);
+      assert.deepEqual(texted.events, ['account.updated', 'key.revoked']);
+      const formed = expectData(await admin().call('POST', '/webhooks', { form: { url: receiver.url, events: 'key.revoked,account.updated' } }), 201);
+      assert.deepEqual(formed.events, ['key.revoked', 'account.updated']);
+      const echoed = expectData(await admin().call('POST', '/webhooks', { json: { url: listed.url, events: listed.events, description: 'again' } }), 201);
+      assert.deepEqual(echoed.events, listed.events);
+      for (const endpoint of [listed, texted, formed, echoed]) expectData(await admin().call('DELETE', `/webhooks/${endpoint.endpoint_id}`));
+    });
+
     test('the typed AdminClient disables, enables and removes an endpoint', async () => {
       const client = new AdminClient({ baseUrl: admin().admin.replace(/\/admin\/v0$/, ''), token: admin().token });
       const endpoint = await client.addWebhookEndpoint({ url: receiver.url });
