@@ -13,8 +13,10 @@ import {
   redeliverWebhookEvent,
 } from '../../webhooks/webhook-operations.ts';
 import { attemptJson, endpointJson } from '../../webhooks/representations.ts';
+import { MAX_WEBHOOK_ENDPOINTS } from '../../webhooks/webhook-store.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { actorOf } from '../admin-actor.ts';
+import { decodeEndpointCursor, encodeEndpointCursor, pageLimit } from '../paging.ts';
 import { ADMIN_SECURITY, adminFailures, answerOf, BODY_MEDIA_TYPES, stringParameter } from '../admin-schemas.ts';
 
 export interface WebhookRoutesOptions {
@@ -75,7 +77,7 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
       summary: 'Register a webhook endpoint',
       description:
         'The answer holds the endpoint’s signing secret (whsec_...), this once. The URL must be http(s) and, unless the server runs with ' +
-        'WEBHOOK_ALLOW_PRIVATE=1, at a public address.',
+        `WEBHOOK_ALLOW_PRIVATE=1, at a public address. A deployment has at most ${MAX_WEBHOOK_ENDPOINTS} endpoints (409 too_many_webhook_endpoints past it).`,
       tags: ['Webhooks'],
       security: ADMIN_SECURITY,
       consumes: BODY_MEDIA_TYPES,
@@ -89,7 +91,10 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
           description: stringParameter('What the endpoint is for: at most 200 characters, without control characters', 'billing'),
         },
       },
-      response: { 201: answerOf('AdminNewWebhookEndpointEnvelope', 'The endpoint, and its secret shown this once'), ...adminFailures({ body: true, notFound: false }) },
+      response: {
+        201: answerOf('AdminNewWebhookEndpointEnvelope', 'The endpoint, and its secret shown this once'),
+        ...adminFailures({ body: true, notFound: false, conflict: true }),
+      },
     },
     handler: async (request, reply) => {
       const { endpoint, secret } = await addWebhookEndpoint(store, request.body, settings);
@@ -97,17 +102,33 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
     },
   });
 
-  app.get('/webhooks', {
+  app.get<{ Querystring: { limit?: string; cursor?: string } }>('/webhooks', {
     config: { adminAccess: 'token' },
     schema: {
       operationId: 'listWebhookEndpoints',
       summary: 'List the webhook endpoints',
-      description: 'Every endpoint, oldest first, with its state (and why one is disabled); never a secret.',
+      description:
+        'The endpoints, oldest first, with their state (and why one is disabled); never a secret. Follow meta.next_cursor (null on the ' +
+        'last page) with ?cursor=.',
       tags: ['Webhooks'],
       security: ADMIN_SECURITY,
-      response: { 200: answerOf('AdminWebhookEndpointListEnvelope', 'The endpoints'), ...adminFailures({ body: false, notFound: false }) },
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          limit: stringParameter('Endpoints per page, 1 to 100 (default 50)', '50'),
+          cursor: stringParameter('meta.next_cursor of the previous page', 'dzIwMjYtMTEtMjZUMDY6MDA6MDAuMDAwWnx3ZV8za1RxdjlaYlcyYVhjRDRlNWY2Zw'),
+        },
+      },
+      response: { 200: answerOf('AdminWebhookEndpointPageEnvelope', 'A page of endpoints, oldest first'), ...adminFailures({ body: false, notFound: false }) },
     },
-    handler: async () => success((await store.listWebhookEndpoints()).map(endpointJson)),
+    handler: async (request) => {
+      const limit = pageLimit(request.query.limit);
+      // One more than the page tells whether another follows.
+      const rows = await store.listWebhookEndpoints(decodeEndpointCursor(request.query.cursor), limit + 1);
+      const page = rows.slice(0, limit);
+      return success(page.map(endpointJson), { next_cursor: rows.length > limit ? encodeEndpointCursor(page.at(-1)!) : null });
+    },
   });
 
   app.delete<{ Params: { endpoint_id: string } }>('/webhooks/:endpoint_id', {

@@ -77,4 +77,31 @@ onEveryEngine('admin webhooks: errors', ({ suite: { test }, admin }) => {
     expectFailure(await admin().call('POST', '/webhook-events/evt_nope/redeliver', { form: {} }), 404, 'webhook_event_not_found');
     expectFailure(await admin().call('GET', '/webhooks/we_nope/deliveries?limit=0'), 400, 'invalid_limit');
   });
+
+  test('past 100 endpoints an add is 409 too_many_webhook_endpoints, also when several arrive at once; bad cursors are 400', async () => {
+    const add = (n: number) => admin().call('POST', '/webhooks', { json: { url: `https://93.184.215.14/hooks/${n}` } });
+    for (let n = 0; n < 95; n++) expectData(await add(n), 201);
+    const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => add(100 + i)));
+    assert.deepEqual(racing.map((result) => result.status).sort(), [201, 201, 201, 201, 201, 409, 409, 409, 409, 409], 'five places were left');
+    for (const refused of racing.filter((result) => result.status === 409)) {
+      assert.match(expectFailure(refused, 409, 'too_many_webhook_endpoints').message, /100 webhook endpoints.*remove one first/);
+    }
+    const cli = await expectCliExit(admin().workspace, ['webhooks', 'add', 'https://93.184.215.14/hooks/cli', '--json'], 1);
+    assert.equal(cliJsonError(cli).code, 'too_many_webhook_endpoints', 'the CLI is held to the same cap');
+    const pages: any[] = [];
+    let cursor: string | null = null;
+    do {
+      const result = await admin().call('GET', `/webhooks?limit=100${cursor === null ? '' : `&cursor=${cursor}`}`);
+      pages.push(...expectData(result));
+      cursor = result.body.meta.next_cursor;
+    } while (cursor !== null);
+    assert.equal(pages.length, 100);
+    expectFailure(await admin().call('GET', '/webhooks?cursor=nonsense'), 400, 'invalid_cursor');
+    const accountsCursor = (await admin().call('GET', '/accounts?limit=1')).body.meta.next_cursor ?? Buffer.from('a1').toString('base64url');
+    expectFailure(await admin().call('GET', `/webhooks?cursor=${accountsCursor}`), 400, 'invalid_cursor');
+    const impossibleDay = Buffer.from('w2026-02-30T00:00:00.000Z|we_abc').toString('base64url');
+    expectFailure(await admin().call('GET', `/webhooks?cursor=${impossibleDay}`), 400, 'invalid_cursor');
+    expectFailure(await admin().call('GET', '/webhooks?limit=101'), 400, 'invalid_limit');
+    for (const endpoint of pages) expectData(await admin().call('DELETE', `/webhooks/${endpoint.endpoint_id}`));
+  });
 });

@@ -85,6 +85,35 @@ onEveryEngine(
       for (const endpoint of [listed, texted, formed, echoed]) expectData(await admin().call('DELETE', `/webhooks/${endpoint.endpoint_id}`));
     });
 
+    test('the endpoints are listed a page at a time, oldest first, by the admin API and the typed AdminClient', async () => {
+      const added = [];
+      for (const description of ['page one', 'page two', 'page three']) {
+        added.push(expectData(await admin().call('POST', '/webhooks', { form: { url: receiver.url, events: 'account.deleted', description } }), 201));
+      }
+      const whole = await admin().call('GET', '/webhooks?limit=100');
+      assert.equal(whole.body.meta.next_cursor, null, 'one page holds them all');
+      const all = expectData(whole).map((endpoint: any) => endpoint.endpoint_id);
+      assert.deepEqual(new Set(all.slice(-3)), new Set(added.map((endpoint) => endpoint.endpoint_id)), 'oldest first: the three just added come last');
+      const walked: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const result = await admin().call('GET', `/webhooks?limit=2${cursor === null ? '' : `&cursor=${cursor}`}`);
+        const page = expectData(result);
+        assert.ok(page.length <= 2, `a page of ${page.length} with limit=2`);
+        walked.push(...page.map((endpoint: any) => endpoint.endpoint_id));
+        cursor = result.body.meta.next_cursor;
+      } while (cursor !== null);
+      assert.deepEqual(walked, all);
+      const client = new AdminClient({ baseUrl: admin().admin.replace(/\/admin\/v0$/, ''), token: admin().token });
+      const first = await client.listWebhookEndpoints({ limit: 1 });
+      assert.equal(first.items.length, 1);
+      assert.ok(first.nextCursor !== null, 'the client sees there is more');
+      const second = await client.listWebhookEndpoints({ limit: 100, cursor: first.nextCursor });
+      assert.deepEqual([...first.items, ...second.items].map((endpoint) => endpoint.endpoint_id), all);
+      assert.equal(second.nextCursor, null);
+      for (const endpoint of added) expectData(await admin().call('DELETE', `/webhooks/${endpoint.endpoint_id}`));
+    });
+
     test('the typed AdminClient disables, enables and removes an endpoint', async () => {
       const client = new AdminClient({ baseUrl: admin().admin.replace(/\/admin\/v0$/, ''), token: admin().token });
       const endpoint = await client.addWebhookEndpoint({ url: receiver.url });
@@ -94,7 +123,7 @@ onEveryEngine(
       assert.equal((await client.enableWebhookEndpoint(endpoint.endpoint_id)).enabled, true);
       assert.deepEqual(await client.listWebhookDeliveries(endpoint.endpoint_id), []);
       await client.removeWebhookEndpoint(endpoint.endpoint_id);
-      assert.equal((await client.listWebhookEndpoints()).some((e) => e.endpoint_id === endpoint.endpoint_id), false);
+      assert.equal((await client.listWebhookEndpoints()).items.some((e) => e.endpoint_id === endpoint.endpoint_id), false);
     });
   },
   { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_INTERVAL_MS: '100' },
