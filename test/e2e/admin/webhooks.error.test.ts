@@ -1,6 +1,6 @@
 // Bad input to the admin API's webhooks gets the right failure and registers nothing.
 import assert from 'node:assert/strict';
-import { cliJsonError, expectCliExit } from '../../support/server-process.ts';
+import { cliJsonError, cliOk, expectCliExit } from '../../support/server-process.ts';
 import { expectData, expectFailure, onEveryEngine } from './admin-support.ts';
 
 onEveryEngine('admin webhooks: errors', ({ suite: { test }, admin }) => {
@@ -96,6 +96,8 @@ onEveryEngine('admin webhooks: errors', ({ suite: { test }, admin }) => {
       cursor = result.body.meta.next_cursor;
     } while (cursor !== null);
     assert.equal(pages.length, 100);
+    const listed = JSON.parse((await cliOk(admin().workspace, ['webhooks', 'list', '--json'])).toString());
+    assert.deepEqual(listed.map((endpoint: any) => endpoint.endpoint_id), pages.map((endpoint) => endpoint.endpoint_id), 'webhooks list shows every one, in order');
     expectFailure(await admin().call('GET', '/webhooks?cursor=nonsense'), 400, 'invalid_cursor');
     const accountsCursor = (await admin().call('GET', '/accounts?limit=1')).body.meta.next_cursor ?? Buffer.from('a1').toString('base64url');
     expectFailure(await admin().call('GET', `/webhooks?cursor=${accountsCursor}`), 400, 'invalid_cursor');
