@@ -70,11 +70,13 @@ export async function sendDelivery(options: SendOptions): Promise<SendResult> {
     const request = send(url, requestOptions, (response) => {
       const chunks: Buffer[] = [];
       let kept = 0;
+      const timedOut = () => finish(null);
       // The status and the excerpt are all that is kept, so the answer is read no further: a receiver that streams (or dribbles)
       // a long body would otherwise hold a socket and a slot of WEBHOOK_CONCURRENCY until the time limit.
       const finish = (error: string | null) => {
         if (settled) return;
         settled = true;
+        signal.removeEventListener('abort', timedOut);
         response.destroy();
         const status = response.statusCode ?? null;
         const text = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
@@ -88,7 +90,7 @@ export async function sendDelivery(options: SendOptions): Promise<SendResult> {
       response.on('end', () => finish(null));
       response.on('error', (error) => finish(describe(error, timeoutMs)));
       // The status came in time and only the rest of the excerpt did not: the answer is that status, with what arrived of it.
-      signal.addEventListener('abort', () => finish(null), { once: true });
+      signal.addEventListener('abort', timedOut, { once: true });
     });
     request.on('error', (error) => {
       if (settled) return;
