@@ -135,8 +135,9 @@ export class AdminClient {
     return (await this.#success<AdminNewWebhookEndpoint>({ method: 'POST', path: '/webhooks', form: formOf({ ...endpoint }) })).data;
   }
 
-  async listWebhookEndpoints(): Promise<AdminWebhookEndpoint[]> {
-    return (await this.#success<AdminWebhookEndpoint[]>({ method: 'GET', path: '/webhooks' })).data;
+  /** GET /webhooks: one page, oldest first. */
+  async listWebhookEndpoints(request: PageRequest = {}): Promise<Page<AdminWebhookEndpoint>> {
+    return this.#page<AdminWebhookEndpoint>(`/webhooks${queryOf({ limit: request.limit, cursor: request.cursor })}`);
   }
 
   async removeWebhookEndpoint(endpointId: string): Promise<AdminWebhookEndpoint> {

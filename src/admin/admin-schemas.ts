@@ -202,7 +202,7 @@ export const ADMIN_SCHEMAS: readonly { readonly $id: string }[] = [
   webhookAttempt,
   redelivery,
   successEnvelope('AdminWebhookEndpointEnvelope', 'a webhook endpoint', ref('AdminWebhookEndpoint')),
-  successEnvelope('AdminWebhookEndpointListEnvelope', 'the webhook endpoints', { type: 'array', items: ref('AdminWebhookEndpoint') }),
+  successEnvelope('AdminWebhookEndpointPageEnvelope', 'a page of webhook endpoints', { type: 'array', items: ref('AdminWebhookEndpoint') }, ref('AdminPageMeta')),
   successEnvelope('AdminNewWebhookEndpointEnvelope', 'a webhook endpoint just registered', ref('AdminNewWebhookEndpoint')),
   successEnvelope('AdminWebhookAttemptListEnvelope', 'delivery attempts, newest first', { type: 'array', items: ref('AdminWebhookAttempt') }),
   successEnvelope('AdminRedeliveryEnvelope', 'an event queued again', ref('AdminRedelivery')),

@@ -28,12 +28,29 @@ export function decodeCursor(kind: CursorKind, raw: string | undefined): number 
   if (raw === undefined) return null;
   const decoded = /^[A-Za-z0-9_-]{1,40}$/.test(raw) ? Buffer.from(raw, 'base64url').toString('utf8') : '';
   const match = new RegExp(`^${TAG[kind]}(\\d{1,15})$`).exec(decoded);
-  if (match === null) {
-    throw new DomainError('invalid', 'invalid_cursor', 'The cursor is not one this list gave out; start again without it, then follow meta.next_cursor.', {
-      field: 'cursor',
-    });
-  }
+  if (match === null) throw invalidCursor();
   return Number(match[1]);
+}
+
+function invalidCursor(): DomainError {
+  return new DomainError('invalid', 'invalid_cursor', 'The cursor is not one this list gave out; start again without it, then follow meta.next_cursor.', {
+    field: 'cursor',
+  });
+}
+
+/** Webhook endpoints have no numeric id: their cursor holds the last one's creation instant and id, the order they are listed in. */
+export function encodeEndpointCursor(position: { readonly createdAt: string; readonly endpointId: string }): string {
+  return Buffer.from(`w${position.createdAt}|${position.endpointId}`, 'utf8').toString('base64url');
+}
+
+export function decodeEndpointCursor(raw: string | undefined): { createdAt: string; endpointId: string } | null {
+  if (raw === undefined) return null;
+  const decoded = /^[A-Za-z0-9_-]{1,100}$/.test(raw) ? Buffer.from(raw, 'base64url').toString('utf8') : '';
+  const match = /^w(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|(we_[A-Za-z0-9_-]{1,40})$/.exec(decoded);
+  // An instant that does not round-trip (2026-02-30) was not given out, and a database would refuse it.
+  const at = match === null ? Number.NaN : Date.parse(match[1]!);
+  if (match === null || Number.isNaN(at) || new Date(at).toISOString() !== match[1]) throw invalidCursor();
+  return { createdAt: match[1]!, endpointId: match[2]! };
 }
 
 /** The next cursor when the store returned one more than the page holds; null on the last page. */

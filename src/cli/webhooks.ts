@@ -13,6 +13,7 @@ import {
   redeliverWebhookEvent,
 } from '../webhooks/webhook-operations.ts';
 import { attemptJson, endpointJson } from '../webhooks/representations.ts';
+import { MAX_WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../webhooks/webhook-store.ts';
 
 export const WEBHOOKS: CommandGroup = {
   name: 'webhooks',
@@ -28,7 +29,7 @@ export const WEBHOOKS: CommandGroup = {
         `WEBHOOK_ALLOW_PRIVATE=1, at a public address. Event types: ${WEBHOOK_EVENT_TYPES.join(', ')}.`,
       flags: {
         events: { type: 'string', value: 'TYPES', help: 'comma-separated event types to send (default: every type)' },
-        description: { type: 'string', value: 'TEXT', help: 'what the endpoint is for (at most 200 characters)' },
+        description: { type: 'string', value: 'TEXT', help: 'what the endpoint is for (at most 200 characters, no control characters)' },
         ...DATABASE_FLAGS,
       },
       examples: ['WEBHOOK_SECRET=$(npx account-api webhooks add https://hooks.example.com/account-api --events account.updated,key.revoked)'],
@@ -86,6 +87,16 @@ function parseLimit(text: string | undefined): number {
   return limit;
 }
 
+/** Every endpoint, oldest first, following the pages the admin API reads (one page: there are at most MAX_WEBHOOK_ENDPOINTS). */
+async function everyEndpoint(store: Store): Promise<WebhookEndpoint[]> {
+  const endpoints: WebhookEndpoint[] = [];
+  for (;;) {
+    const page = await store.listWebhookEndpoints(endpoints.at(-1) ?? null, MAX_WEBHOOK_ENDPOINTS);
+    endpoints.push(...page);
+    if (page.length < MAX_WEBHOOK_ENDPOINTS) return endpoints;
+  }
+}
+
 /** `by` is the CLI's `cli:<os user>`, named in a disabled endpoint's reason. */
 export async function webhooksCommand(command: string | undefined, context: CliContext, store: Store, config: Config, by: string): Promise<void> {
   const [id] = context.args as [string];
@@ -103,7 +114,7 @@ export async function webhooksCommand(command: string | undefined, context: CliC
       return;
     }
     case 'list': {
-      const endpoints = await store.listWebhookEndpoints();
+      const endpoints = await everyEndpoint(store);
       if (context.flags.json) return printJson(context, endpoints.map(endpointJson));
       if (endpoints.length === 0) return printLine(context, 'There are no webhook endpoints.');
       printTable(

@@ -31,6 +31,7 @@ import type {
   NewWebhookEndpoint,
   OutboxStats,
   WebhookEndpoint,
+  WebhookEndpointPosition,
 } from '../webhooks/webhook-store.ts';
 import { storeNotConnected } from './store-errors.ts';
 
@@ -301,8 +302,8 @@ export class ConnectingStore implements Store {
   createWebhookEndpoint(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint> {
     return this.#current.createWebhookEndpoint(endpoint);
   }
-  listWebhookEndpoints(): Promise<WebhookEndpoint[]> {
-    return this.#current.listWebhookEndpoints();
+  listWebhookEndpoints(after: WebhookEndpointPosition | null, limit: number): Promise<WebhookEndpoint[]> {
+    return this.#current.listWebhookEndpoints(after, limit);
   }
   removeWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {
     return this.#current.removeWebhookEndpoint(endpointId);

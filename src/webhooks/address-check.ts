@@ -1,33 +1,23 @@
 // Where webhooks may be sent: http(s) URLs whose every address is public, unless the operator allows private ones.
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { judgeAddress } from './special-addresses.ts';
 import { invalidWebhookUrl } from './webhook-errors.ts';
 
-/** Loopback, private, link-local, unique-local, CGNAT, multicast, unspecified, reserved and documentation ranges. */
-function forbiddenRanges(): BlockList {
-  const list = new BlockList();
-  const v4: [string, number][] = [
-    ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-    ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-    ['224.0.0.0', 4], ['240.0.0.0', 4],
-  ];
-  for (const [network, bits] of v4) list.addSubnet(network, bits, 'ipv4');
-  const v6: [string, number][] = [
-    ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-  ];
-  for (const [network, bits] of v6) list.addSubnet(network, bits, 'ipv6');
-  return list;
+/**
+ * Whether a delivery may go to this address: by the IANA special-purpose registries (special-addresses.ts), an IPv6 address
+ * that carries an IPv4 one (::ffff:10.0.0.1, 64:ff9b::7f00:1, 2002:7f00:1::) judged as that IPv4 address.
+ */
+export function isPublicAddress(address: string): boolean {
+  return judgeAddress(address)?.public === true;
 }
 
-const FORBIDDEN = forbiddenRanges();
-
-/** Whether a delivery may go to this address; an IPv4 address written as IPv6 (::ffff:10.0.0.1) is judged as IPv4. */
-export function isPublicAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped !== null) return isPublicAddress(mapped[1]!);
-  const family = isIP(address);
-  if (family === 0) return false;
-  return !FORBIDDEN.check(address, family === 4 ? 'ipv4' : 'ipv6');
+/** Why an address is not public, for the refusal's message: the registry entry, and the IPv4 address it carries if it does. */
+function whyNotPublic(address: string): string {
+  const judgement = judgeAddress(address);
+  if (judgement === null) return 'not an IP address';
+  const { range, embeddedIpv4 } = judgement;
+  return `${embeddedIpv4 === undefined ? '' : `it carries ${embeddedIpv4}: `}${range.name}, ${range.rfc}`;
 }
 
 /** The URL, if it is one webhooks may use at all: http or https, no credentials in it. Fails with invalid_webhook_url. */
@@ -72,7 +62,8 @@ export async function checkedAddress(url: URL, allowPrivate: boolean, resolve: R
     const refused = addresses.find((entry) => !isPublicAddress(entry.address));
     if (refused !== undefined) {
       throw invalidWebhookUrl(
-        `The webhook host '${host}' is at ${refused.address}, a private, loopback or link-local address; WEBHOOK_ALLOW_PRIVATE=1 allows such addresses.`,
+        `The webhook host '${host}' is at ${refused.address}, which is not a public address (${whyNotPublic(refused.address)}); ` +
+          'WEBHOOK_ALLOW_PRIVATE=1 allows private, loopback or link-local addresses.',
       );
     }
   }

@@ -56,33 +56,47 @@ export async function sendDelivery(options: SendOptions): Promise<SendResult> {
     'user-agent': options.userAgent,
   };
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const signal = AbortSignal.timeout(timeoutMs);
   const requestOptions: RequestOptions = {
     method: 'POST',
     headers,
     lookup,
-    signal: AbortSignal.timeout(timeoutMs),
+    signal,
     agent: false,
   };
   return new Promise<SendResult>((done) => {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    let settled = false;
     const request = send(url, requestOptions, (response) => {
       const chunks: Buffer[] = [];
       let kept = 0;
-      response.on('data', (chunk: Buffer) => {
-        if (kept < RESPONSE_EXCERPT_BYTES) {
-          chunks.push(chunk);
-          kept += chunk.length;
-        }
-      });
+      const timedOut = () => finish(null);
+      // The status and the excerpt are all that is kept, so the answer is read no further: a receiver that streams (or dribbles)
+      // a long body would otherwise hold a socket and a slot of WEBHOOK_CONCURRENCY until the time limit.
       const finish = (error: string | null) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', timedOut);
+        response.destroy();
         const status = response.statusCode ?? null;
         const text = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
         done({ status, latencyMs: elapsed(), response: text, error, succeeded: error === null && status !== null && status >= 200 && status < 300 });
       };
+      response.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        kept += chunk.length;
+        if (kept >= RESPONSE_EXCERPT_BYTES) finish(null);
+      });
       response.on('end', () => finish(null));
       response.on('error', (error) => finish(describe(error, timeoutMs)));
+      // The status came in time and only the rest of the excerpt did not: the answer is that status, with what arrived of it.
+      signal.addEventListener('abort', timedOut, { once: true });
     });
-    request.on('error', (error) => done(failed(describe(error, timeoutMs))));
+    request.on('error', (error) => {
+      if (settled) return;
+      settled = true;
+      done(failed(describe(error, timeoutMs)));
+    });
     request.end(options.body);
   });
 }

@@ -11,6 +11,10 @@ export function webhookEventNotFound(eventId: string): DomainError {
   });
 }
 
+export function tooManyWebhookEndpoints(max: number): DomainError {
+  return new DomainError('conflict', 'too_many_webhook_endpoints', `There are already ${max} webhook endpoints, the most a deployment may have; remove one first.`);
+}
+
 export function invalidWebhookUrl(message: string): DomainError {
   return new DomainError('invalid', 'invalid_webhook_url', message, { field: 'url' });
 }

@@ -12,8 +12,8 @@ import type { DeliveryAttempt, WebhookEndpoint } from './webhook-store.ts';
 
 export interface NewEndpointRequest {
   readonly url: string;
-  /** Comma-separated event types; undefined or empty: every type. */
-  readonly events?: string | undefined;
+  /** Event types, as a list (JSON) or comma-separated (a form, the CLI); undefined or an empty text: every type. */
+  readonly events?: string | readonly string[] | undefined;
   readonly description?: string | undefined;
 }
 
@@ -21,14 +21,43 @@ const MAX_URL_LENGTH = 2000;
 const MAX_DESCRIPTION_LENGTH = 200;
 export const MAX_ATTEMPTS_LISTED = 1000;
 
-function parseEvents(text: string | undefined): string[] | null {
-  if (text === undefined || text.trim() === '') return null;
-  const types = [...new Set(text.split(',').map((part) => part.trim()).filter((part) => part !== ''))];
+function parseEvents(events: string | readonly string[] | undefined): string[] | null {
+  if (events === undefined || (typeof events === 'string' && events.trim() === '')) return null;
+  // A list holds one type per item, as answers show them; an empty one would subscribe to nothing, which is surely a mistake.
+  if (typeof events !== 'string' && events.length === 0) {
+    throw invalidWebhookEvents(`Name at least one event type, or leave events out for every type; the types are ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
+  }
+  const named = typeof events === 'string' ? events.split(',').map((part) => part.trim()).filter((part) => part !== '') : events;
+  const types = [...new Set(named)];
   const unknown = types.filter((type) => !isWebhookEventType(type));
   if (unknown.length > 0) {
     throw invalidWebhookEvents(`Unknown event type ${unknown.map((type) => `'${type}'`).join(', ')}; the types are ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
   }
   return types;
+}
+
+// As display names refuse them (src/domain/names.ts): C0, DEL and C1 controls (ESC starts the terminal sequences, OSC among
+// them; CR and BEL rewrite or ring the operator's terminal), the line and paragraph separators, and the bidirectional
+// embeddings, overrides and isolates that make a line read as something else.
+const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
+
+/** The description as stored: trimmed, null when empty. Fails with invalid_description. */
+function checkDescription(text: string | undefined): string | null {
+  if (text !== undefined && UNPRINTABLE.test(text)) {
+    throw new DomainError(
+      'invalid',
+      'invalid_description',
+      'A description must not contain control characters (line breaks, tabs, escapes) or bidirectional controls (U+202A-U+202E, U+2066-U+2069).',
+      { field: 'description' },
+    );
+  }
+  const description = text?.trim() || null;
+  if (description !== null && description.length > MAX_DESCRIPTION_LENGTH) {
+    throw new DomainError('invalid', 'invalid_description', `A description has at most ${MAX_DESCRIPTION_LENGTH} characters.`, {
+      field: 'description',
+    });
+  }
+  return description;
 }
 
 /**
@@ -44,12 +73,7 @@ export async function addWebhookEndpoint(
   if (request.url.length > MAX_URL_LENGTH) throw invalidWebhookUrl(`A webhook URL has at most ${MAX_URL_LENGTH} characters.`);
   const url = parseWebhookUrl(request.url);
   const eventTypes = parseEvents(request.events);
-  const description = request.description?.trim() || null;
-  if (description !== null && description.length > MAX_DESCRIPTION_LENGTH) {
-    throw new DomainError('invalid', 'invalid_description', `A description has at most ${MAX_DESCRIPTION_LENGTH} characters.`, {
-      field: 'description',
-    });
-  }
+  const description = checkDescription(request.description);
   // Last: the one check that asks the network.
   await checkedAddress(url, allowPrivate);
   const secret = newSigningSecret();

@@ -2,6 +2,18 @@
 // Both engines implement it (sqlite/webhook-rows.ts, postgres/webhook-rows.ts); the outbox rows themselves are written by
 // the engines where they write audit entries, in the change's own transaction.
 
+/**
+ * The most endpoints a deployment may have, disabled ones included (they keep a secret and may be enabled again). Every change
+ * is fanned out to each in the change's own transaction, so the count is bounded like the keys per account.
+ */
+export const MAX_WEBHOOK_ENDPOINTS = 100;
+
+/** Where a page of endpoints ends: the list is ordered by creation (to the millisecond), then id. */
+export interface WebhookEndpointPosition {
+  readonly createdAt: string;
+  readonly endpointId: string;
+}
+
 export interface WebhookEndpoint {
   /** `we_` and 16 random characters: named on the command line, never secret. */
   readonly endpointId: string;
@@ -77,8 +89,10 @@ export interface OutboxStats {
 }
 
 export interface WebhookStore {
+  /** Fails with too_many_webhook_endpoints past MAX_WEBHOOK_ENDPOINTS, however many are added at once. */
   createWebhookEndpoint(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint>;
-  listWebhookEndpoints(): Promise<WebhookEndpoint[]>;
+  /** Up to `limit` endpoints after `after` (null: from the first), oldest first. */
+  listWebhookEndpoints(after: WebhookEndpointPosition | null, limit: number): Promise<WebhookEndpoint[]>;
   /** Fails with webhook_endpoint_not_found; its pending deliveries and their history go with it. */
   removeWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint>;
   /** Disabling records `reason`; enabling clears it and the run of failures. Fails with webhook_endpoint_not_found. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { requiring } from '../support/requiring.ts';
 import { cliActor } from '../../src/operations/actor.ts';
 import type { Store } from '../../src/store/store.ts';
-import type { AttemptOutcome, ClaimedDelivery } from '../../src/webhooks/webhook-store.ts';
+import { MAX_WEBHOOK_ENDPOINTS, type AttemptOutcome, type ClaimedDelivery } from '../../src/webhooks/webhook-store.ts';
 import { issueKey } from '../../src/domain/api-keys.ts';
 import { account, domainCode, freshStore, newKey, type MakeStore } from './contract-support.ts';
 
@@ -109,7 +109,7 @@ export function defineWebhookCases(engineName: string, makeStore: MakeStore, ski
       assert.deepEqual(await store.recordWebhookAttempt(first!, outcome({ attemptedAt: failedAt, disableIfFailingSince: new Date(0) })), { disabled: false });
       const disabled = await store.recordWebhookAttempt(second!, outcome({ status: null, error: 'ECONNREFUSED', disableIfFailingSince: new Date() }));
       assert.deepEqual(disabled, { disabled: true });
-      const [listed] = await store.listWebhookEndpoints();
+      const [listed] = await store.listWebhookEndpoints(null, 100);
       assert.notEqual(listed!.disabledAt, null);
       assert.match(listed!.disabledReason!, /every delivery failed since .*ECONNREFUSED/);
       assert.equal((await claimAll(store)).length, 0, 'nothing is claimed for a disabled endpoint');
@@ -142,6 +142,44 @@ export function defineWebhookCases(engineName: string, makeStore: MakeStore, ski
       await store.pruneAudit(new Date(Date.now() + 60_000));
       await assert.rejects(store.redeliverWebhookEvent(delivered!.eventId, null, new Date()), domainCode('webhook_event_not_found'));
       assert.equal((await store.webhookOutboxStats()).pending, 1, "bob's event, still pending, is kept");
+    });
+
+    test(`at most ${MAX_WEBHOOK_ENDPOINTS} endpoints, however many are added at once through two stores; removing one frees a place`, async (t) => {
+      const subject = await freshStore(t, makeStore);
+      const { store } = subject;
+      assert.equal(MAX_WEBHOOK_ENDPOINTS, 100, 'docs/api.md and docs/operations.md say 100');
+      for (let i = 0; i < 95; i++) await store.createWebhookEndpoint(endpoint(`we_before${String(i).padStart(3, '0')}`));
+      const stores = [store, subject.openAnother()];
+      const racing = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => stores[i % 2]!.createWebhookEndpoint(endpoint(`we_race${String(i).padStart(2, '0')}`))));
+      const added = racing.filter((result) => result.status === 'fulfilled');
+      const refused = racing.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
+      assert.equal(added.length, 5, `${added.length} of 12 concurrent adds went in with 95 endpoints already there`);
+      for (const { reason } of refused) assert.ok(domainCode('too_many_webhook_endpoints', 'conflict')(reason), String(reason));
+      assert.equal((await store.listWebhookEndpoints(null, 1000)).length, 100);
+      await assert.rejects(store.createWebhookEndpoint(endpoint('we_one_more')), domainCode('too_many_webhook_endpoints', 'conflict'));
+      await store.removeWebhookEndpoint('we_before000');
+      await store.createWebhookEndpoint(endpoint('we_one_more'));
+      await assert.rejects(store.createWebhookEndpoint(endpoint('we_two_more')), /already 100 webhook endpoints.*remove one first/);
+    });
+
+    test('endpoints are listed a page at a time, oldest first, each page after the last endpoint of the one before', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      const ids = ['we_page_c', 'we_page_a', 'we_page_d', 'we_page_b', 'we_page_e'];
+      for (const id of ids) await store.createWebhookEndpoint(endpoint(id));
+      const all = await store.listWebhookEndpoints(null, 100);
+      assert.deepEqual(
+        all.map((e) => e.endpointId),
+        [...all].sort((a, b) => (a.createdAt === b.createdAt ? (a.endpointId < b.endpointId ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1)).map((e) => e.endpointId),
+        'oldest first, then by id',
+      );
+      assert.deepEqual(new Set(all.map((e) => e.endpointId)), new Set(ids));
+      const first = await store.listWebhookEndpoints(null, 2);
+      const second = await store.listWebhookEndpoints(first.at(-1)!, 2);
+      // The endpoint a cursor names may be removed meanwhile: the next page still starts after where it was.
+      await store.removeWebhookEndpoint(second.at(-1)!.endpointId);
+      const third = await store.listWebhookEndpoints(second.at(-1)!, 2);
+      assert.deepEqual([...first, ...second, ...third].map((e) => e.endpointId), all.map((e) => e.endpointId));
+      assert.deepEqual(await store.listWebhookEndpoints(all.at(-1)!, 2), []);
     });
 
     test('admin token changes are audited but are not webhook events', async (t) => {

@@ -1,5 +1,7 @@
 // /admin/v0/webhooks and /admin/v0/webhook-events: the `account-api webhooks` commands over HTTP, through the same operations.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { HttpError } from '../../http/failures/http-error.ts';
+import { RepeatedValues } from '../../http/wire/form-encoding.ts';
 import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
 import {
@@ -11,8 +13,10 @@ import {
   redeliverWebhookEvent,
 } from '../../webhooks/webhook-operations.ts';
 import { attemptJson, endpointJson } from '../../webhooks/representations.ts';
+import { MAX_WEBHOOK_ENDPOINTS } from '../../webhooks/webhook-store.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { actorOf } from '../admin-actor.ts';
+import { decodeEndpointCursor, encodeEndpointCursor, pageLimit } from '../paging.ts';
 import { ADMIN_SECURITY, adminFailures, answerOf, BODY_MEDIA_TYPES, stringParameter } from '../admin-schemas.ts';
 
 export interface WebhookRoutesOptions {
@@ -27,6 +31,32 @@ const ENDPOINT_PATH = {
   properties: { endpoint_id: stringParameter('The endpoint’s id, we_...', 'we_3kTqv9ZbW2aXcD4e5f6g') },
 } as const;
 
+/** What `events` may be: a JSON list of types, or one text (comma-separated, as a form sends it); absent: every type. */
+const EVENTS_PARAMETER = {
+  description:
+    'The event types to send, as a JSON list or (in a form) comma-separated; default every type. Answers show them as a list.',
+  anyOf: [
+    { type: 'array', items: { type: 'string' }, description: 'Event types, one per item' },
+    { type: 'string', description: 'Comma-separated event types' },
+  ],
+  examples: [['account.updated', 'key.revoked']],
+} as const;
+
+/**
+ * Before the schema, so a wrong `events` is named as such rather than as "must be a string": a form parameter given twice
+ * is a duplicate (forms send a list comma-separated), and a list must hold texts.
+ */
+function checkEventsShape(request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void {
+  const events = (request.body as { events?: unknown } | undefined)?.events;
+  if (events instanceof RepeatedValues) {
+    return done(new HttpError(400, 'duplicate_parameter', "The parameter 'events' was given more than once; in a form, send the types comma-separated.", { field: 'events' }));
+  }
+  if (events !== undefined && typeof events !== 'string' && !(Array.isArray(events) && events.every((type) => typeof type === 'string'))) {
+    return done(new HttpError(400, 'invalid_parameter', "The parameter 'events' must be a list of event types or one comma-separated text.", { field: 'events' }));
+  }
+  done();
+}
+
 function attemptsLimit(raw: string | undefined): number {
   if (raw === undefined) return 50;
   const limit = /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
@@ -39,14 +69,15 @@ function attemptsLimit(raw: string | undefined): number {
 export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookRoutesOptions) {
   const { store, settings } = options;
 
-  app.post<{ Body: { url: string; events?: string; description?: string } }>('/webhooks', {
+  app.post<{ Body: { url: string; events?: string | string[]; description?: string } }>('/webhooks', {
     config: { adminAccess: 'token' },
+    preValidation: checkEventsShape,
     schema: {
       operationId: 'addWebhookEndpoint',
       summary: 'Register a webhook endpoint',
       description:
         'The answer holds the endpoint’s signing secret (whsec_...), this once. The URL must be http(s) and, unless the server runs with ' +
-        'WEBHOOK_ALLOW_PRIVATE=1, at a public address.',
+        `WEBHOOK_ALLOW_PRIVATE=1, at a public address. A deployment has at most ${MAX_WEBHOOK_ENDPOINTS} endpoints (409 too_many_webhook_endpoints past it).`,
       tags: ['Webhooks'],
       security: ADMIN_SECURITY,
       consumes: BODY_MEDIA_TYPES,
@@ -56,11 +87,14 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
         additionalProperties: false,
         properties: {
           url: stringParameter('Where to send the events: an http(s) URL', 'https://hooks.example.com/account-api'),
-          events: stringParameter('Comma-separated event types to send (default: every type)', 'account.updated,key.revoked'),
-          description: stringParameter('What the endpoint is for (at most 200 characters)', 'billing'),
+          events: EVENTS_PARAMETER,
+          description: stringParameter('What the endpoint is for: at most 200 characters, without control characters', 'billing'),
         },
       },
-      response: { 201: answerOf('AdminNewWebhookEndpointEnvelope', 'The endpoint, and its secret shown this once'), ...adminFailures({ body: true, notFound: false }) },
+      response: {
+        201: answerOf('AdminNewWebhookEndpointEnvelope', 'The endpoint, and its secret shown this once'),
+        ...adminFailures({ body: true, notFound: false, conflict: true }),
+      },
     },
     handler: async (request, reply) => {
       const { endpoint, secret } = await addWebhookEndpoint(store, request.body, settings);
@@ -68,17 +102,33 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
     },
   });
 
-  app.get('/webhooks', {
+  app.get<{ Querystring: { limit?: string; cursor?: string } }>('/webhooks', {
     config: { adminAccess: 'token' },
     schema: {
       operationId: 'listWebhookEndpoints',
       summary: 'List the webhook endpoints',
-      description: 'Every endpoint, oldest first, with its state (and why one is disabled); never a secret.',
+      description:
+        'The endpoints, oldest first, with their state (and why one is disabled); never a secret. Follow meta.next_cursor (null on the ' +
+        'last page) with ?cursor=.',
       tags: ['Webhooks'],
       security: ADMIN_SECURITY,
-      response: { 200: answerOf('AdminWebhookEndpointListEnvelope', 'The endpoints'), ...adminFailures({ body: false, notFound: false }) },
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          limit: stringParameter('Endpoints per page, 1 to 100 (default 50)', '50'),
+          cursor: stringParameter('meta.next_cursor of the previous page', 'dzIwMjYtMTEtMjZUMDY6MDA6MDAuMDAwWnx3ZV8za1RxdjlaYlcyYVhjRDRlNWY2Zw'),
+        },
+      },
+      response: { 200: answerOf('AdminWebhookEndpointPageEnvelope', 'A page of endpoints, oldest first'), ...adminFailures({ body: false, notFound: false }) },
     },
-    handler: async () => success((await store.listWebhookEndpoints()).map(endpointJson)),
+    handler: async (request) => {
+      const limit = pageLimit(request.query.limit);
+      // One more than the page tells whether another follows.
+      const rows = await store.listWebhookEndpoints(decodeEndpointCursor(request.query.cursor), limit + 1);
+      const page = rows.slice(0, limit);
+      return success(page.map(endpointJson), { next_cursor: rows.length > limit ? encodeEndpointCursor(page.at(-1)!) : null });
+    },
   });
 
   app.delete<{ Params: { endpoint_id: string } }>('/webhooks/:endpoint_id', {

@@ -59,6 +59,7 @@ import type {
   NewWebhookEndpoint,
   OutboxStats,
   WebhookEndpoint,
+  WebhookEndpointPosition,
 } from '../../webhooks/webhook-store.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
 import { pgDriver } from './pg-driver.ts';
@@ -707,11 +708,11 @@ export class PostgresStore implements Store {
   readonly #statementQuery: Query = (text, values) => this.#query(text, values);
 
   createWebhookEndpoint(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint> {
-    return webhookRows.insertEndpoint(this.#statementQuery, endpoint);
+    return this.#transaction((query) => webhookRows.insertEndpoint(query, endpoint));
   }
 
-  listWebhookEndpoints(): Promise<WebhookEndpoint[]> {
-    return webhookRows.selectEndpoints(this.#statementQuery);
+  listWebhookEndpoints(after: WebhookEndpointPosition | null, limit: number): Promise<WebhookEndpoint[]> {
+    return webhookRows.selectEndpointPage(this.#statementQuery, after, limit);
   }
 
   removeWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {

@@ -1,7 +1,7 @@
 // Webhooks' rows in PostgreSQL: the outbox written by a change's transaction, endpoints, deliveries claimed with
 // FOR UPDATE SKIP LOCKED under a lease, and attempts.
 import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../webhooks/events.ts';
-import { webhookEndpointNotFound, webhookEventNotFound } from '../../webhooks/webhook-errors.ts';
+import { tooManyWebhookEndpoints, webhookEndpointNotFound, webhookEventNotFound } from '../../webhooks/webhook-errors.ts';
 import type {
   AttemptOutcome,
   ClaimedDelivery,
@@ -9,7 +9,9 @@ import type {
   NewWebhookEndpoint,
   OutboxStats,
   WebhookEndpoint,
+  WebhookEndpointPosition,
 } from '../../webhooks/webhook-store.ts';
+import { MAX_WEBHOOK_ENDPOINTS } from '../../webhooks/webhook-store.ts';
 import type { NewAuditEvent } from '../store.ts';
 import { failureReason } from '../../webhooks/retry-schedule.ts';
 import type { Query } from './audit-rows.ts';
@@ -102,13 +104,37 @@ export async function deleteWebhookEventsBefore(query: Query, before: Date): Pro
   );
 }
 
+/**
+ * Must run in a transaction. Under READ COMMITTED two inserts could each count 99 and both go in, so creates first take a
+ * lock that conflicts with itself (and with writes to the table), leaving reads free: the fan-out and the claims go on.
+ * created_at is kept to the millisecond, as answers show it and as the list pages by it.
+ */
 export async function insertEndpoint(query: Query, endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint> {
+  await query('LOCK TABLE webhook_endpoints IN SHARE ROW EXCLUSIVE MODE');
   const [row] = await query(
-    `INSERT INTO webhook_endpoints (endpoint_id, url, description, event_types, secret, created_at) VALUES ($1, $2, $3, $4, $5, now())
+    `INSERT INTO webhook_endpoints (endpoint_id, url, description, event_types, secret, created_at)
+     SELECT $1, $2, $3, $4, $5, date_trunc('milliseconds', now()) WHERE (SELECT count(*) FROM webhook_endpoints) < $6
      RETURNING ${ENDPOINT_COLUMNS}`,
-    [endpoint.endpointId, endpoint.url, endpoint.description, endpoint.eventTypes, endpoint.secret],
+    [endpoint.endpointId, endpoint.url, endpoint.description, endpoint.eventTypes, endpoint.secret, MAX_WEBHOOK_ENDPOINTS],
   );
-  return toEndpoint(row!);
+  if (row === undefined) throw tooManyWebhookEndpoints(MAX_WEBHOOK_ENDPOINTS);
+  return toEndpoint(row);
+}
+
+/**
+ * Ordered by created_at to the millisecond (what answers show, and so what a cursor holds), then id: an endpoint created
+ * before created_at was kept to the millisecond is still placed exactly.
+ */
+export async function selectEndpointPage(query: Query, after: WebhookEndpointPosition | null, limit: number): Promise<WebhookEndpoint[]> {
+  const rows = await query(
+    `SELECT endpoint_id, url, description, event_types, date_trunc('milliseconds', created_at) AS created_at, disabled_at, disabled_reason,
+            failing_since
+     FROM webhook_endpoints
+     WHERE $1::timestamptz IS NULL OR (date_trunc('milliseconds', created_at), endpoint_id) > ($1::timestamptz, $2::text)
+     ORDER BY date_trunc('milliseconds', created_at), endpoint_id LIMIT $3`,
+    [after?.createdAt ?? null, after?.endpointId ?? null, limit],
+  );
+  return rows.map(toEndpoint);
 }
 
 export async function selectEndpoints(query: Query): Promise<WebhookEndpoint[]> {

@@ -59,6 +59,7 @@ import type {
   NewWebhookEndpoint,
   OutboxStats,
   WebhookEndpoint,
+  WebhookEndpointPosition,
 } from '../../webhooks/webhook-store.ts';
 import { retryWhileLocked } from './lock-wait.ts';
 import { isBusy, SQLITE_CONSTRAINT_FOREIGNKEY, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
@@ -844,11 +845,11 @@ export class SqliteStore implements Store {
   readonly #prepare = (sql: string) => this.#statement(sql);
 
   createWebhookEndpoint(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint> {
-    return this.#run(() => webhookRows.insertEndpoint(this.#prepare, endpoint));
+    return this.#run(() => this.#transaction(() => webhookRows.insertEndpoint(this.#prepare, endpoint)));
   }
 
-  listWebhookEndpoints(): Promise<WebhookEndpoint[]> {
-    return this.#run(() => webhookRows.selectEndpoints(this.#prepare));
+  listWebhookEndpoints(after: WebhookEndpointPosition | null, limit: number): Promise<WebhookEndpoint[]> {
+    return this.#run(() => webhookRows.selectEndpointPage(this.#prepare, after, limit));
   }
 
   removeWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {

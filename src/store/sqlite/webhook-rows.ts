@@ -1,7 +1,7 @@
 // Webhooks' rows in SQLite: the outbox written inside a change's transaction, endpoints, leased deliveries and attempts.
 import type { StatementSync } from 'node:sqlite';
 import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../webhooks/events.ts';
-import { webhookEndpointNotFound, webhookEventNotFound } from '../../webhooks/webhook-errors.ts';
+import { tooManyWebhookEndpoints, webhookEndpointNotFound, webhookEventNotFound } from '../../webhooks/webhook-errors.ts';
 import type {
   AttemptOutcome,
   ClaimedDelivery,
@@ -9,7 +9,9 @@ import type {
   NewWebhookEndpoint,
   OutboxStats,
   WebhookEndpoint,
+  WebhookEndpointPosition,
 } from '../../webhooks/webhook-store.ts';
+import { MAX_WEBHOOK_ENDPOINTS } from '../../webhooks/webhook-store.ts';
 import type { NewAuditEvent } from '../store.ts';
 import { failureReason } from '../../webhooks/retry-schedule.ts';
 
@@ -107,9 +109,14 @@ export function deleteWebhookEventsBefore(prepare: Prepare, before: Date): void 
   ).run(before.toISOString());
 }
 
+/**
+ * Inside a write transaction (BEGIN IMMEDIATE), so the count and the insert are one step: of two processes adding the last
+ * endpoint allowed at once, the second waits for the first and then finds none left.
+ */
 export function insertEndpoint(prepare: Prepare, endpoint: NewWebhookEndpoint, at = new Date()): WebhookEndpoint {
   const row = prepare(
-    `INSERT INTO webhook_endpoints (endpoint_id, url, description, event_types, secret, created_at) VALUES (?, ?, ?, ?, ?, ?)
+    `INSERT INTO webhook_endpoints (endpoint_id, url, description, event_types, secret, created_at)
+     SELECT ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_endpoints) < ?
      RETURNING ${ENDPOINT_COLUMNS}`,
   ).get(
     endpoint.endpointId,
@@ -118,13 +125,25 @@ export function insertEndpoint(prepare: Prepare, endpoint: NewWebhookEndpoint, a
     endpoint.eventTypes === null ? null : JSON.stringify(endpoint.eventTypes),
     endpoint.secret,
     at.toISOString(),
+    MAX_WEBHOOK_ENDPOINTS,
   );
+  if (row === undefined) throw tooManyWebhookEndpoints(MAX_WEBHOOK_ENDPOINTS);
   return toEndpoint(row as Row);
 }
 
 export function selectEndpoints(prepare: Prepare): WebhookEndpoint[] {
   return prepare(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, endpoint_id`)
     .all()
+    .map((row) => toEndpoint(row as Row));
+}
+
+/** created_at is stored as toISOString() writes it, so the text compares as the instant does. */
+export function selectEndpointPage(prepare: Prepare, after: WebhookEndpointPosition | null, limit: number): WebhookEndpoint[] {
+  return prepare(
+    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE ?1 IS NULL OR (created_at, endpoint_id) > (?1, ?2)
+     ORDER BY created_at, endpoint_id LIMIT ?3`,
+  )
+    .all(after?.createdAt ?? null, after?.endpointId ?? null, limit)
     .map((row) => toEndpoint(row as Row));
 }
 

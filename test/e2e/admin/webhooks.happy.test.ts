@@ -1,6 +1,10 @@
 // The admin API's webhooks: register (secret shown once), list, disable, enable, attempts, redeliver, remove; deliveries verified
 // by standardwebhooks.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AdminClient } from '../../../client/src/index.ts';
 import { startReceiver, type Receiver } from '../../support/webhook-receiver.ts';
 import { expectData, onEveryEngine } from './admin-support.ts';
@@ -33,6 +37,83 @@ onEveryEngine(
       await receiver.waitFor('the redelivery', (received) => received.filter((r) => r.event.id === eventId).length === 2);
     });
 
+    test('a receiver that never ends its answer has the delivery recorded from its status and first 256 bytes, and its socket closed', async () => {
+      let sawClose: (value: boolean) => void = () => undefined;
+      const closed = new Promise<boolean>((resolve) => (sawClose = resolve));
+      const dribbler = createServer((request, response) => {
+        request.resume();
+        response.writeHead(200, { 'content-type': 'text/plain' }).write('y'.repeat(300));
+        const drip = setInterval(() => response.write('.'), 20);
+        request.socket.once('close', () => {
+          clearInterval(drip);
+          sawClose(true);
+        });
+      });
+      dribbler.listen(0, '127.0.0.1');
+      await once(dribbler, 'listening');
+      try {
+        const url = `http://127.0.0.1:${(dribbler.address() as AddressInfo).port}/hooks`;
+        const added = expectData(await admin().call('POST', '/webhooks', { form: { url, events: 'account.deleted' } }), 201);
+        expectData(await admin().call('POST', '/accounts', { form: { username: 'dribbled' } }), 201);
+        expectData(await admin().call('DELETE', '/accounts/dribbled'));
+        assert.equal(await closed, true, 'the receiver saw its connection closed');
+        let attempts: any[] = [];
+        for (let tries = 0; tries < 600 && attempts.length === 0; tries++) {
+          attempts = expectData(await admin().call('GET', `/webhooks/${added.endpoint_id}/deliveries`));
+          if (attempts.length === 0) await sleep(50);
+        }
+        assert.equal(attempts.length, 1, 'one attempt was recorded');
+        assert.equal(attempts[0].error, null, `the attempt failed: ${attempts[0].error}`);
+        assert.equal(attempts[0].status, 200);
+        assert.equal(attempts[0].response, 'y'.repeat(256));
+        expectData(await admin().call('DELETE', `/webhooks/${added.endpoint_id}`));
+      } finally {
+        dribbler.closeAllConnections();
+        dribbler.close();
+      }
+    });
+
+    test('events may be sent as the JSON list answers show, or comma-separated; an endpoint listed can be registered again as it reads', async () => {
+      const listed = expectData(await admin().call('POST', '/webhooks', { json: { url: receiver.url, events: ['account.updated', 'key.revoked'] } }), 201);
+      assert.deepEqual(listed.events, ['account.updated', 'key.revoked']);
+      const texted = expectData(await admin().call('POST', '/webhooks', { json: { url: receiver.url, events: 'account.updated, key.revoked' } }), 201);
+      assert.deepEqual(texted.events, ['account.updated', 'key.revoked']);
+      const formed = expectData(await admin().call('POST', '/webhooks', { form: { url: receiver.url, events: 'key.revoked,account.updated' } }), 201);
+      assert.deepEqual(formed.events, ['key.revoked', 'account.updated']);
+      const echoed = expectData(await admin().call('POST', '/webhooks', { json: { url: listed.url, events: listed.events, description: 'again' } }), 201);
+      assert.deepEqual(echoed.events, listed.events);
+      for (const endpoint of [listed, texted, formed, echoed]) expectData(await admin().call('DELETE', `/webhooks/${endpoint.endpoint_id}`));
+    });
+
+    test('the endpoints are listed a page at a time, oldest first, by the admin API and the typed AdminClient', async () => {
+      const added = [];
+      for (const description of ['page one', 'page two', 'page three']) {
+        added.push(expectData(await admin().call('POST', '/webhooks', { form: { url: receiver.url, events: 'account.deleted', description } }), 201));
+      }
+      const whole = await admin().call('GET', '/webhooks?limit=100');
+      assert.equal(whole.body.meta.next_cursor, null, 'one page holds them all');
+      const all = expectData(whole).map((endpoint: any) => endpoint.endpoint_id);
+      assert.deepEqual(new Set(all.slice(-3)), new Set(added.map((endpoint) => endpoint.endpoint_id)), 'oldest first: the three just added come last');
+      const walked: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const result = await admin().call('GET', `/webhooks?limit=2${cursor === null ? '' : `&cursor=${cursor}`}`);
+        const page = expectData(result);
+        assert.ok(page.length <= 2, `a page of ${page.length} with limit=2`);
+        walked.push(...page.map((endpoint: any) => endpoint.endpoint_id));
+        cursor = result.body.meta.next_cursor;
+      } while (cursor !== null);
+      assert.deepEqual(walked, all);
+      const client = new AdminClient({ baseUrl: admin().admin.replace(/\/admin\/v0$/, ''), token: admin().token });
+      const first = await client.listWebhookEndpoints({ limit: 1 });
+      assert.equal(first.items.length, 1);
+      assert.ok(first.nextCursor !== null, 'the client sees there is more');
+      const second = await client.listWebhookEndpoints({ limit: 100, cursor: first.nextCursor });
+      assert.deepEqual([...first.items, ...second.items].map((endpoint) => endpoint.endpoint_id), all);
+      assert.equal(second.nextCursor, null);
+      for (const endpoint of added) expectData(await admin().call('DELETE', `/webhooks/${endpoint.endpoint_id}`));
+    });
+
     test('the typed AdminClient disables, enables and removes an endpoint', async () => {
       const client = new AdminClient({ baseUrl: admin().admin.replace(/\/admin\/v0$/, ''), token: admin().token });
       const endpoint = await client.addWebhookEndpoint({ url: receiver.url });
@@ -42,7 +123,7 @@ onEveryEngine(
       assert.equal((await client.enableWebhookEndpoint(endpoint.endpoint_id)).enabled, true);
       assert.deepEqual(await client.listWebhookDeliveries(endpoint.endpoint_id), []);
       await client.removeWebhookEndpoint(endpoint.endpoint_id);
-      assert.equal((await client.listWebhookEndpoints()).some((e) => e.endpoint_id === endpoint.endpoint_id), false);
+      assert.equal((await client.listWebhookEndpoints()).items.some((e) => e.endpoint_id === endpoint.endpoint_id), false);
     });
   },
   { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_INTERVAL_MS: '100' },
