@@ -6,6 +6,8 @@ export interface CliIo {
   readonly stdout: Writable;
   readonly stderr: Writable;
   readonly cwd: string;
+  /** Ends the process with this status at once (process.exit): how a command stops when its output is closed. */
+  readonly exit: (status: number) => void;
 }
 
 export interface CliFlags {

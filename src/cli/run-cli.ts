@@ -9,6 +9,7 @@ import { ADMIN_TOKENS, adminTokensCommand } from './admin-tokens.ts';
 import { AUDIT, auditCommand } from './audit.ts';
 import { BACKUP, backupCommand } from './backup.ts';
 import { CALL, callCommand } from './call.ts';
+import { CLOSED_OUTPUT_STATUS, onClosedOutput } from './closed-output.ts';
 import { UsageError, type CliContext, type CliIo } from './cli-context.ts';
 import { commandName, synopsis, type CommandGroup } from './command-spec.ts';
 import { KEYS, keysCommand } from './keys.ts';
@@ -30,12 +31,18 @@ Every command takes --json (machine output) and --sandbox (the sandbox's databas
 Every command but call takes --database-url URL (default: DATABASE_URL, else sqlite:./data/account-api.db).
 call takes --base-url URL, --username NAME with --api-key KEY, --timeout-ms MS and --retries N
 (default: ACCOUNT_API_URL, ACCOUNT_API_USERNAME, ACCOUNT_API_KEY).
-Exit status: 0 done; 1 refused (the message says why); 2 a wrong command line.
+Exit status: 0 done; 1 refused (the message says why); 2 a wrong command line;
+141 the output was closed before it was all written (as 'account-api audit | head -1').
 
 'account-api <command> --help' (or 'account-api help <command>') shows a command's flags and an example;
 'account-api --version' its version.`;
 
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  // serve keeps serving when its output is closed (those lines are lost); every other command stops there, quietly.
+  let serving = false;
+  onClosedOutput([io.stdout, io.stderr], () => {
+    if (!serving) io.exit(CLOSED_OUTPUT_STATUS);
+  });
   let line: ReturnType<typeof parseCommandLine>;
   try {
     line = parseCommandLine(argv, COMMAND_GROUPS, OVERVIEW);
@@ -53,6 +60,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 
   const { group, command, args } = line;
+  serving = group === SERVE;
   try {
     // Before loadConfig: call needs neither the server's configuration nor its database.
     if (group === CALL) return await callCommand({ ...io, flags: line.flags, args }, command);
