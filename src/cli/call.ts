@@ -172,7 +172,18 @@ function reportApiError(error: AccountApiError, context: CliContext): void {
   context.stderr.write(`account-api: ${error.message} (${details.join(', ')})\n`);
 }
 
-/** Runs one call: 0 on success; 1, with the server's message on stderr, when the call fails. */
+/**
+ * Whether the refusal is of a value this command line gave, so the exit status is 2 as for any wrong command line: the server
+ * refused a field the call sent from a flag (`call settings set --timezone europe/paris`: 400, field timezone), or the client
+ * refused --api-key's key as one of the other environment. The server judges names and timezones: it may run another version.
+ */
+function refusesCommandLine(error: AccountApiError, call: Call, flags: CliFlags): boolean {
+  if (error.code === 'wrong_environment') return flags['api-key'] !== undefined;
+  const field = error.field as keyof CliFlags | undefined;
+  return error.status === 400 && field !== undefined && field in call.spec.flags && flags[field] !== undefined;
+}
+
+/** Runs one call: 0 on success; 1, with the server's message on stderr, when the call fails; 2 when it refused a flag's value. */
 export async function callCommand(context: CliContext, command: CommandSpec): Promise<number> {
   const call = CALLS.find((candidate) => candidate.spec === command);
   if (call === undefined) throw new Error(`call has no command '${commandName(command)}'`);
@@ -197,7 +208,7 @@ export async function callCommand(context: CliContext, command: CommandSpec): Pr
   } catch (error) {
     if (!(error instanceof AccountApiError)) throw error;
     reportApiError(error, context);
-    return 1;
+    return refusesCommandLine(error, call, flags) ? 2 : 1;
   }
   if (flags.json) printJson(context, answer.envelope);
   else for (const line of answer.lines) printLine(context, line);
