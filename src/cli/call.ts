@@ -1,6 +1,7 @@
 // `account-api call ...`: one request to a running server through the typed client, printed for people or as its envelope.
 import { AccountApiClient, AccountApiError } from '../../client/src/index.ts';
 import { loadCallConfig, type CallConfig } from '../config.ts';
+import { terminalJson, terminalText } from './terminal-text.ts';
 import { printJson, printLine, UsageError, type CliContext, type CliFlags } from './cli-context.ts';
 import { commandName, type CommandGroup, type CommandSpec, type FlagName, type FlagSpec } from './command-spec.ts';
 
@@ -160,7 +161,7 @@ function clientFor(config: CallConfig): AccountApiClient {
 function reportApiError(error: AccountApiError, context: CliContext): void {
   if (context.flags.json) {
     const { status, code, message } = error;
-    context.stderr.write(`${JSON.stringify({ error: { status, code, field: error.field ?? null, message } })}\n`);
+    context.stderr.write(`${terminalJson(JSON.stringify({ error: { status, code, field: error.field ?? null, message } }))}\n`);
     return;
   }
   const details = [
@@ -169,7 +170,8 @@ function reportApiError(error: AccountApiError, context: CliContext): void {
     ...(error.retryAfterSeconds === undefined ? [] : [`retry after ${error.retryAfterSeconds} s`]),
     ...(error.requestId === undefined ? [] : [`request id ${error.requestId}`]),
   ];
-  context.stderr.write(`account-api: ${error.message} (${details.join(', ')})\n`);
+  // The server's words are escaped as any printed text: a server (or what sits in front of it) could send anything.
+  context.stderr.write(`account-api: ${terminalText(`${error.message} (${details.join(', ')})`)}\n`);
 }
 
 /**
@@ -213,7 +215,7 @@ export async function callCommand(context: CliContext, command: CommandSpec): Pr
   if (flags.json) printJson(context, answer.envelope);
   else for (const line of answer.lines) printLine(context, line);
   if (!flags.json && answer.lines.length === 0 && flags.search !== undefined) {
-    context.stderr.write(`account-api: no timezone name contains '${flags.search}'.\n`);
+    context.stderr.write(`account-api: no timezone name contains '${terminalText(flags.search)}'.\n`);
   }
   return 0;
 }

@@ -18,6 +18,7 @@ import { parseCommandLine } from './parse-command-line.ts';
 import { SERVE, serveCommand } from './serve.ts';
 import { USERS, usersCommand } from './users.ts';
 import { WEBHOOKS, webhooksCommand } from './webhooks.ts';
+import { terminalJson, terminalText } from './terminal-text.ts';
 
 /** Every command, in the order --help lists them. */
 export const COMMAND_GROUPS: readonly CommandGroup[] = [SERVE, MIGRATE, USERS, KEYS, ADMIN_TOKENS, AUDIT, WEBHOOKS, BACKUP, CALL];
@@ -143,7 +144,8 @@ function reportFailure(error: unknown, io: CliIo, json: boolean, command: string
   const shownUsage = error instanceof UsageError ? error.usage : undefined;
   const helpFor = error instanceof UsageError ? (error.command ?? command) : command;
   if (usage && shownUsage === undefined && helpFor !== undefined) message = `${message.replace(/(?<!\.)\.$/, '')}; see 'account-api ${helpFor} --help'`;
-  if (json) io.stderr.write(`${JSON.stringify({ error: { code, message } })}\n`);
-  else io.stderr.write(`account-api: ${message}\n${shownUsage === undefined ? '' : `\n${shownUsage}\n`}`);
+  // A message may quote a value (the command line's, or a stored one): escaped as any printed text (terminal-text.ts).
+  if (json) io.stderr.write(`${terminalJson(JSON.stringify({ error: { code, message } }))}\n`);
+  else io.stderr.write(`account-api: ${known ? terminalText(message) : message}\n${shownUsage === undefined ? '' : `\n${shownUsage}\n`}`);
   return usage ? 2 : 1;
 }
