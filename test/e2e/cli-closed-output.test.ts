@@ -6,7 +6,10 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, before, test } from 'node:test';
 import { cliOk, createWorkspace, MAIN, type Workspace } from '../support/server-process.ts';
 
-/** Far more than a pipe holds (64 KiB on Linux), so the command is still writing when its reader goes away. */
+/**
+ * Rows of some 300 bytes: every listing is 300 KB or more, well past what the reader takes in one read (64 KiB) plus what the pipe
+ * then holds (64 KiB on Linux), so the command is always still writing when its reader goes away.
+ */
 const ROWS = 1000;
 const ENDPOINT_ID = 'we_closedOutputTest0';
 
@@ -19,7 +22,7 @@ before(async () => {
   const db = new DatabaseSync(join(workspace.dir, 'live.db'));
   try {
     const now = new Date().toISOString();
-    const padding = 'x'.repeat(90);
+    const padding = 'x'.repeat(300);
     db.exec('BEGIN');
     const account = db.prepare('INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)');
     const audit = db.prepare('INSERT INTO audit_events (occurred_at, actor, action, account_id, username, changes) VALUES (?, ?, ?, ?, ?, ?)');
@@ -33,7 +36,7 @@ before(async () => {
       .prepare("INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, next_attempt_at, created_at) VALUES ('evt_closedOutputTest0000', ?, 'pending', ?, ?, ?)")
       .run(ENDPOINT_ID, ROWS, now, now);
     const attempt = db.prepare(
-      "INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_id, attempted_at, status, latency_ms, response) VALUES (?, ?, 'evt_closedOutputTest0000', ?, 500, 12, ?)",
+      "INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_id, attempted_at, status, latency_ms, error) VALUES (?, ?, 'evt_closedOutputTest0000', ?, NULL, 12, ?)",
     );
     for (let i = 1; i <= ROWS; i += 1) attempt.run(delivery.lastInsertRowid, ENDPOINT_ID, now, padding);
     db.exec('COMMIT');
@@ -87,7 +90,10 @@ for (const [args, first] of COMMANDS) {
   });
 }
 
-test('the same listing into a reader that reads it all exits 0', async () => {
-  const listed = await cliOk(workspace, ['audit']);
-  assert.equal(listed.trimEnd().split('\n').length, ROWS + 1, 'a header and every entry');
+test('each listing, read to the end, exits 0 and is far larger than a pipe holds', async () => {
+  for (const [args] of COMMANDS) {
+    const listed = await cliOk(workspace, args);
+    assert.ok(Buffer.byteLength(listed) > 256 * 1024, `account-api ${args.join(' ')} printed only ${Buffer.byteLength(listed)} bytes`);
+  }
+  assert.equal((await cliOk(workspace, ['audit'])).trimEnd().split('\n').length, ROWS + 1, 'a header and every entry');
 });
