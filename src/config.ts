@@ -228,6 +228,15 @@ function integer(source: Source, raw: string | undefined, fallback: number, min:
   return value;
 }
 
+/** A name or an address to listen on: an IP address, or a host name's letters, digits, hyphens and dots. Refused before it is looked up. */
+function listenHost(source: Source, raw: string | undefined, fallback: string): string {
+  if (raw === undefined || raw === '') return fallback;
+  const label = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+  if (isIP(raw) !== 0 || (raw.length <= 253 && new RegExp(`^${label}(?:\\.${label})*\\.?$`).test(raw))) return raw;
+  const { name, flag } = named(source);
+  throw new ConfigError(`${name} must be an IP address or a host name, such as 127.0.0.1, :: or localhost; got '${raw}'.`, { flag });
+}
+
 function oneOf<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
   if (raw === undefined || raw === '') return fallback;
   const value = raw.toLowerCase() as T;
@@ -409,7 +418,7 @@ export function loadConfig(env: Environment, flags: ConfigFlags = {}, cwd: strin
   }
   return checkAdminPort(checkWorkers({
     environment,
-    host: flags.host ?? env.HOST ?? '0.0.0.0',
+    host: listenHost(flagOr('--host', flags.host, 'HOST'), flags.host ?? env.HOST, '0.0.0.0'),
     // The sandbox defaults to its own port so both can run side by side on one machine.
     port: integer(flagOr('--port', flags.port, 'PORT'), flags.port ?? env.PORT, environment === 'sandbox' ? 8081 : 8080, 0, 65535),
     workers: integer(flagOr('--workers', flags.workers, 'WORKERS'), flags.workers ?? env.WORKERS, 1, 1, 64),

@@ -6,4 +6,5 @@ process.exitCode = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   cwd: process.cwd(),
+  exit: (status) => process.exit(status),
 });

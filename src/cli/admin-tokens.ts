@@ -1,7 +1,7 @@
 // `account-api admin-tokens ...`: tokens for the admin API (ADMIN_PORT), made, listed with their last use, and revoked.
 import { createAdminToken, revokeAdminToken } from '../admin/admin-token-operations.ts';
 import type { AdminTokenRecord, AuditActor, Store } from '../store/store.ts';
-import { printJson, printLine, printTable, type CliContext } from './cli-context.ts';
+import { printJson, printLine, printNote, printTable, type CliContext } from './cli-context.ts';
 import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
 
 export const ADMIN_TOKENS: CommandGroup = {
@@ -59,7 +59,7 @@ export async function adminTokensCommand(command: string | undefined, context: C
       if (context.flags.json) return printJson(context, { ...tokenJson(record), token });
       // The token alone on stdout, so `ADMIN_TOKEN=$(account-api admin-tokens create --label billing)` works.
       printLine(context, token);
-      context.stderr.write(`Admin token ${record.tokenId} (${record.label}): store it now, it cannot be shown again.\n`);
+      printNote(context, `Admin token ${record.tokenId} (${record.label}): store it now, it cannot be shown again.`);
       return;
     }
     case 'list': {

@@ -1,6 +1,7 @@
 // `account-api call ...`: one request to a running server through the typed client, printed for people or as its envelope.
 import { AccountApiClient, AccountApiError } from '../../client/src/index.ts';
 import { loadCallConfig, type CallConfig } from '../config.ts';
+import { terminalJson, terminalText } from './terminal-text.ts';
 import { printJson, printLine, UsageError, type CliContext, type CliFlags } from './cli-context.ts';
 import { commandName, type CommandGroup, type CommandSpec, type FlagName, type FlagSpec } from './command-spec.ts';
 
@@ -160,7 +161,7 @@ function clientFor(config: CallConfig): AccountApiClient {
 function reportApiError(error: AccountApiError, context: CliContext): void {
   if (context.flags.json) {
     const { status, code, message } = error;
-    context.stderr.write(`${JSON.stringify({ error: { status, code, field: error.field ?? null, message } })}\n`);
+    context.stderr.write(`${terminalJson(JSON.stringify({ error: { status, code, field: error.field ?? null, message } }))}\n`);
     return;
   }
   const details = [
@@ -169,10 +170,22 @@ function reportApiError(error: AccountApiError, context: CliContext): void {
     ...(error.retryAfterSeconds === undefined ? [] : [`retry after ${error.retryAfterSeconds} s`]),
     ...(error.requestId === undefined ? [] : [`request id ${error.requestId}`]),
   ];
-  context.stderr.write(`account-api: ${error.message} (${details.join(', ')})\n`);
+  // The server's words are escaped as any printed text: a server (or what sits in front of it) could send anything.
+  context.stderr.write(`account-api: ${terminalText(`${error.message} (${details.join(', ')})`)}\n`);
 }
 
-/** Runs one call: 0 on success; 1, with the server's message on stderr, when the call fails. */
+/**
+ * Whether the refusal is of a value this command line gave, so the exit status is 2 as for any wrong command line: the server
+ * refused a field the call sent from a flag (`call settings set --timezone europe/paris`: 400, field timezone), or the client
+ * refused --api-key's key as one of the other environment. The server judges names and timezones: it may run another version.
+ */
+function refusesCommandLine(error: AccountApiError, call: Call, flags: CliFlags): boolean {
+  if (error.code === 'wrong_environment') return flags['api-key'] !== undefined;
+  const field = error.field as keyof CliFlags | undefined;
+  return error.status === 400 && field !== undefined && field in call.spec.flags && flags[field] !== undefined;
+}
+
+/** Runs one call: 0 on success; 1, with the server's message on stderr, when the call fails; 2 when it refused a flag's value. */
 export async function callCommand(context: CliContext, command: CommandSpec): Promise<number> {
   const call = CALLS.find((candidate) => candidate.spec === command);
   if (call === undefined) throw new Error(`call has no command '${commandName(command)}'`);
@@ -197,12 +210,12 @@ export async function callCommand(context: CliContext, command: CommandSpec): Pr
   } catch (error) {
     if (!(error instanceof AccountApiError)) throw error;
     reportApiError(error, context);
-    return 1;
+    return refusesCommandLine(error, call, flags) ? 2 : 1;
   }
   if (flags.json) printJson(context, answer.envelope);
   else for (const line of answer.lines) printLine(context, line);
   if (!flags.json && answer.lines.length === 0 && flags.search !== undefined) {
-    context.stderr.write(`account-api: no timezone name contains '${flags.search}'.\n`);
+    context.stderr.write(`account-api: no timezone name contains '${terminalText(flags.search)}'.\n`);
   }
   return 0;
 }

@@ -1,11 +1,14 @@
 // What every command gets: parsed flags, positionals, streams and the environment; and its typed usage error.
 import type { Writable } from 'node:stream';
+import { terminalJson, terminalText } from './terminal-text.ts';
 
 export interface CliIo {
   readonly env: NodeJS.ProcessEnv;
   readonly stdout: Writable;
   readonly stderr: Writable;
   readonly cwd: string;
+  /** Ends the process with this status at once (process.exit): how a command stops when its output is closed. */
+  readonly exit: (status: number) => void;
 }
 
 export interface CliFlags {
@@ -74,22 +77,31 @@ export class UsageError extends Error {
   }
 }
 
+// Every print below escapes control characters (terminal-text.ts): what the CLI prints holds stored text, which must not drive a terminal.
+
 export function printJson(context: CliContext, value: unknown): void {
-  context.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  context.stdout.write(`${terminalJson(JSON.stringify(value, null, 2))}\n`);
 }
 
+/** One line; a line break inside `line` is shown as \x0a, so one call is one line. */
 export function printLine(context: CliContext, line: string): void {
-  context.stdout.write(`${line}\n`);
+  context.stdout.write(`${terminalText(line)}\n`);
 }
 
-/** Left-aligned columns for people; scripts use --json. */
+/** A line for the person at the terminal, on stderr (stdout holds only what a script captures, such as a new key). */
+export function printNote(context: CliContext, line: string): void {
+  context.stderr.write(`${terminalText(line)}\n`);
+}
+
+/** Left-aligned columns for people; scripts use --json. Cells are escaped before they are measured, so columns stay aligned. */
 export function printTable(context: CliContext, headers: readonly string[], rows: readonly (readonly string[])[]): void {
-  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const shown = rows.map((row) => row.map(terminalText));
+  const widths = headers.map((header, column) => Math.max(header.length, ...shown.map((row) => (row[column] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells
       .map((cell, column) => cell.padEnd(widths[column] ?? 0))
       .join('  ')
       .trimEnd();
-  printLine(context, line(headers));
-  for (const row of rows) printLine(context, line(row));
+  context.stdout.write(`${line(headers)}\n`);
+  for (const row of shown) context.stdout.write(`${line(row)}\n`);
 }

@@ -2,7 +2,7 @@
 import { createKey, DEFAULT_OVERLAP, listKeys, MAX_ACTIVE_KEYS, revokeKey, rollKey } from '../operations/keys.ts';
 import type { ApiKeyRecord, AuditActor, Store } from '../store/store.ts';
 import { keyJson as keyRecordJson } from '../operations/representations.ts';
-import { printJson, printLine, printTable, UsageError, type CliContext } from './cli-context.ts';
+import { printJson, printLine, printNote, printTable, UsageError, type CliContext } from './cli-context.ts';
 import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
 
 export const KEYS: CommandGroup = {
@@ -89,7 +89,7 @@ export async function keysCommand(command: string | undefined, context: CliConte
       // The key alone on stdout, so `KEY=$(account-api keys create alice)` works; the advice goes to stderr.
       printLine(context, token);
       const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`;
-      context.stderr.write(`Key ${key.keyId} for ${key.username} (scope ${key.scope}${expiry}): store it now, it cannot be shown again.\n`);
+      printNote(context, `Key ${key.keyId} for ${key.username} (scope ${key.scope}${expiry}): store it now, it cannot be shown again.`);
       return;
     }
     case 'roll': {
@@ -98,9 +98,10 @@ export async function keysCommand(command: string | undefined, context: CliConte
       const rolled = await rollKey(store, actor, { keyId, environment, overlap: context.flags.overlap });
       if (context.flags.json) return printJson(context, { ...keyJson(rolled.successor), key: rolled.token, rolled_from: keyJson(rolled.old) });
       printLine(context, rolled.token);
-      context.stderr.write(
+      printNote(
+        context,
         `Key ${rolled.successor.keyId} for ${rolled.successor.username} replaces ${rolled.old.keyId}, which expires ${rolled.old.expiresAt}: ` +
-          'store the new key now, it cannot be shown again.\n',
+          'store the new key now, it cannot be shown again.',
       );
       return;
     }

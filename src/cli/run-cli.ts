@@ -9,7 +9,8 @@ import { ADMIN_TOKENS, adminTokensCommand } from './admin-tokens.ts';
 import { AUDIT, auditCommand } from './audit.ts';
 import { BACKUP, backupCommand } from './backup.ts';
 import { CALL, callCommand } from './call.ts';
-import { UsageError, type CliContext, type CliIo } from './cli-context.ts';
+import { CLOSED_OUTPUT_STATUS, onClosedOutput } from './closed-output.ts';
+import { UsageError, type CliContext, type CliFlags, type CliIo } from './cli-context.ts';
 import { commandName, synopsis, type CommandGroup } from './command-spec.ts';
 import { KEYS, keysCommand } from './keys.ts';
 import { MIGRATE, migrateCommand } from './migrate.ts';
@@ -17,6 +18,7 @@ import { parseCommandLine } from './parse-command-line.ts';
 import { SERVE, serveCommand } from './serve.ts';
 import { USERS, usersCommand } from './users.ts';
 import { WEBHOOKS, webhooksCommand } from './webhooks.ts';
+import { terminalJson, terminalText } from './terminal-text.ts';
 
 /** Every command, in the order --help lists them. */
 export const COMMAND_GROUPS: readonly CommandGroup[] = [SERVE, MIGRATE, USERS, KEYS, ADMIN_TOKENS, AUDIT, WEBHOOKS, BACKUP, CALL];
@@ -30,12 +32,18 @@ Every command takes --json (machine output) and --sandbox (the sandbox's databas
 Every command but call takes --database-url URL (default: DATABASE_URL, else sqlite:./data/account-api.db).
 call takes --base-url URL, --username NAME with --api-key KEY, --timeout-ms MS and --retries N
 (default: ACCOUNT_API_URL, ACCOUNT_API_USERNAME, ACCOUNT_API_KEY).
-Exit status: 0 done; 1 refused (the message says why); 2 a wrong command line.
+Exit status: 0 done; 1 refused (the message says why); 2 a wrong command line (a flag's or argument's value included);
+141 the output was closed before it was all written (as 'account-api audit | head -1').
 
 'account-api <command> --help' (or 'account-api help <command>') shows a command's flags and an example;
 'account-api --version' its version.`;
 
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  // serve keeps serving when its output is closed (those lines are lost); every other command stops there, quietly.
+  let serving = false;
+  onClosedOutput([io.stdout, io.stderr], () => {
+    if (!serving) io.exit(CLOSED_OUTPUT_STATUS);
+  });
   let line: ReturnType<typeof parseCommandLine>;
   try {
     line = parseCommandLine(argv, COMMAND_GROUPS, OVERVIEW);
@@ -53,6 +61,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 
   const { group, command, args } = line;
+  serving = group === SERVE;
   try {
     // Before loadConfig: call needs neither the server's configuration nor its database.
     if (group === CALL) return await callCommand({ ...io, flags: line.flags, args }, command);
@@ -93,7 +102,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       await store.close();
     }
   } catch (error) {
-    return reportFailure(error, io, line.flags.json, commandName(command));
+    return reportFailure(error, io, line.flags.json, commandName(command), line.flags);
   }
 }
 
@@ -107,12 +116,21 @@ function operatingSystemUser(): string {
 }
 
 /**
- * Usage errors (a flag's refused value included) exit 2, refusals 1. Each is one line, pointing to the command's --help;
- * words that name no command are followed by the ones that do.
+ * A value the command line gave that a rule refuses: a flag's, checked by the configuration, or one an operation checks before
+ * it reads any data (kind 'invalid', naming its field: a scope, a duration, --since, a username). The database's state (an
+ * account that does not exist, a name taken) is a refusal instead; so is an 'invalid' naming no field (backup of PostgreSQL).
  */
-function reportFailure(error: unknown, io: CliIo, json: boolean, command: string | undefined): number {
-  const flagValue = error instanceof ConfigError && error.flag !== undefined;
-  const usage = error instanceof UsageError || flagValue;
+function isCommandLineValue(error: unknown): boolean {
+  if (error instanceof ConfigError) return error.flag !== undefined;
+  return isDomainError(error) && error.kind === 'invalid' && error.field !== undefined;
+}
+
+/**
+ * Usage errors (a refused value on the command line included) exit 2, refusals 1. Each is one line, pointing to the command's
+ * --help; words that name no command are followed by the ones that do. A refused value keeps its own code (invalid_scope).
+ */
+function reportFailure(error: unknown, io: CliIo, json: boolean, command: string | undefined, flags?: CliFlags): number {
+  const usage = error instanceof UsageError || isCommandLineValue(error);
   const known = usage || error instanceof ConfigError || isDomainError(error);
   const code = isDomainError(error) ? error.code : usage ? 'usage' : error instanceof ConfigError ? 'config' : 'internal_error';
   let message = known ? (error as Error).message : `unexpected failure: ${(error as Error)?.stack ?? String(error)}`;
@@ -120,10 +138,14 @@ function reportFailure(error: unknown, io: CliIo, json: boolean, command: string
   if (isDomainError(error) && error.kind === 'unavailable' && error.cause instanceof Error && error.cause.message) {
     message += ` (${error.cause.message})`;
   }
+  // The operations name the field in the API's words (expires_in); the command line's are its flags (--expires-in).
+  const flag = isDomainError(error) && usage ? error.field?.replaceAll('_', '-') : undefined;
+  if (flag !== undefined && flags?.[flag as keyof CliFlags] !== undefined) message = `--${flag}: ${message}`;
   const shownUsage = error instanceof UsageError ? error.usage : undefined;
   const helpFor = error instanceof UsageError ? (error.command ?? command) : command;
   if (usage && shownUsage === undefined && helpFor !== undefined) message = `${message.replace(/(?<!\.)\.$/, '')}; see 'account-api ${helpFor} --help'`;
-  if (json) io.stderr.write(`${JSON.stringify({ error: { code, message } })}\n`);
-  else io.stderr.write(`account-api: ${message}\n${shownUsage === undefined ? '' : `\n${shownUsage}\n`}`);
+  // A message may quote a value (the command line's, or a stored one): escaped as any printed text (terminal-text.ts).
+  if (json) io.stderr.write(`${terminalJson(JSON.stringify({ error: { code, message } }))}\n`);
+  else io.stderr.write(`account-api: ${known ? terminalText(message) : message}\n${shownUsage === undefined ? '' : `\n${shownUsage}\n`}`);
   return usage ? 2 : 1;
 }

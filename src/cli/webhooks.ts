@@ -1,6 +1,6 @@
 // `account-api webhooks ...`: endpoints that receive an event for every change to an account or a key (src/webhooks/).
 import type { Config } from '../config.ts';
-import { UsageError, printJson, printLine, printTable, type CliContext } from './cli-context.ts';
+import { UsageError, printJson, printLine, printNote, printTable, type CliContext } from './cli-context.ts';
 import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
 import type { Store } from '../store/store.ts';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/events.ts';
@@ -110,7 +110,7 @@ export async function webhooksCommand(command: string | undefined, context: CliC
       if (context.flags.json) return printJson(context, { ...endpointJson(endpoint), secret });
       // The secret alone on stdout, so `WEBHOOK_SECRET=$(account-api webhooks add URL)` works.
       printLine(context, secret);
-      context.stderr.write(`Webhook endpoint ${endpoint.endpointId} (${endpoint.url}): store its secret now, it cannot be shown again.\n`);
+      printNote(context, `Webhook endpoint ${endpoint.endpointId} (${endpoint.url}): store its secret now, it cannot be shown again.`);
       return;
     }
     case 'list': {

@@ -173,10 +173,10 @@ describe('--json prints the envelope the server sent', () => {
 });
 
 describe('a refused call exits 1 with the server message', () => {
-  test('a wrong timezone: the server sentence with its suggestion, the code and the field, on stderr', async () => {
+  test('a wrong timezone: exit 2 (a wrong flag value), the server sentence with its suggestion, the code and the field, on stderr', async () => {
     const direct = failureMessage(await call('POST', `${live.api}/settings`, { auth: auth(alice), form: { timezone: 'europe/paris' } }));
     const args = ['call', 'settings', 'set', '--timezone', 'europe/paris'];
-    const result = await expectExit(args, 1, envFor(alice));
+    const result = await expectExit(args, 2, envFor(alice));
     assert.equal(result.stdout, '', 'a failed call prints nothing on stdout');
     assert.ok(result.stderr.includes(direct.message), `stderr should carry the server's sentence "${direct.message}": ${result.stderr}`);
     assert.match(result.stderr, /Did you mean Europe\/Paris\?/);
@@ -184,7 +184,7 @@ describe('a refused call exits 1 with the server message', () => {
     assert.match(result.stderr, /\bfield timezone\b/, `stderr should name the field: ${result.stderr}`);
     assert.match(result.stderr, /request id [0-9a-f-]{36}/, `stderr should quote the request id: ${result.stderr}`);
 
-    const json = await expectExit([...args, '--json'], 1, envFor(alice));
+    const json = await expectExit([...args, '--json'], 2, envFor(alice));
     assert.equal(json.stdout, '');
     assert.deepEqual(jsonError(json), { error: { status: 400, code: 'invalid_timezone', field: 'timezone', message: direct.message } });
   });
@@ -323,7 +323,8 @@ describe('connection settings', () => {
     const liveKeyInSandbox = await expectExit(['call', 'user', 'get', '--sandbox', '--base-url', sandbox.url], 1, envFor(alice));
     assert.match(liveKeyInSandbox.stderr, /wrong_environment/);
     assert.match(liveKeyInSandbox.stderr, /--sandbox/, `the advice should name the flag: ${liveKeyInSandbox.stderr}`);
-    const sandboxKeyLive = await expectExit(['call', 'user', 'get', '--username', 'demo', '--api-key', demoKey('demo')], 1, envFor());
+    // Given as --api-key, the key contradicts the command line's own (absent) --sandbox: a wrong command line, exit 2.
+    const sandboxKeyLive = await expectExit(['call', 'user', 'get', '--username', 'demo', '--api-key', demoKey('demo')], 2, envFor());
     assert.match(sandboxKeyLive.stderr, /wrong_environment/);
     assert.doesNotMatch(sandboxKeyLive.stderr, /\b401\b/, `the client refuses before sending, so no server answered: ${sandboxKeyLive.stderr}`);
   });

@@ -132,6 +132,7 @@ describe('exit statuses', () => {
     const cases: Array<[readonly string[], NodeJS.ProcessEnv, RegExp]> = [
       [['serve'], { PORT: 'abc' }, /^PORT must/],
       [['serve'], { WORKERS: '0' }, /^WORKERS must/],
+      [['serve'], { HOST: 'not a host!' }, /^HOST must be an IP address or a host name/],
       [['users', 'list'], { DATABASE_URL: 'mysql://db/accounts' }, /^DATABASE_URL 'mysql/],
     ];
     for (const [args, env, said] of cases) {

@@ -145,8 +145,8 @@ for (const [what, username] of [
   ['a space', 'bad name'],
   ['65 characters', 'y'.repeat(65)],
 ] as const) {
-  test(`users create refuses a username with ${what} with exit 1 and says what a username may contain`, async () => {
-    const result = await expectExit(['users', 'create', username], 1);
+  test(`users create refuses a username with ${what} with exit 2 (a wrong argument) and says what a username may contain`, async () => {
+    const result = await expectExit(['users', 'create', username], 2);
     assert.match(result.stderr, /username/i, `the error should name the username as the problem: ${result.stderr}`);
     assert.match(result.stderr, /64/, `the error should state the length limit: ${result.stderr}`);
     assert.match(result.stderr, /letters/i, `the error should say which characters are allowed: ${result.stderr}`);
@@ -164,8 +164,8 @@ test('users create refuses a username that differs from an existing one only in 
   assert.equal(matching[0]!.username, 'Gabi', 'the first account should keep its spelling');
 });
 
-test('users create refuses an unknown --timezone and suggests the closest valid name', async () => {
-  const result = await expectExit(['users', 'create', 'hana', '--timezone', 'europe/kyiv'], 1);
+test('users create refuses an unknown --timezone with exit 2 (a wrong flag value) and suggests the closest valid name', async () => {
+  const result = await expectExit(['users', 'create', 'hana', '--timezone', 'europe/kyiv'], 2);
   assert.match(result.stderr, /timezone/i, `the error should say the timezone is wrong: ${result.stderr}`);
   assert.match(result.stderr, /Europe\/Kyiv/, `the error should suggest Europe/Kyiv: ${result.stderr}`);
   const names = (await listJson()).map((account) => account.username);
@@ -322,7 +322,7 @@ test('--json failures print a JSON error with a code on stderr and nothing on st
   await cliOk(workspace, ['users', 'create', 'Rosa']);
   const cases: Array<[readonly string[], number, string]> = [
     [['users', 'create', 'rosa', '--json'], 1, 'username_taken'],
-    [['users', 'create', 'bad:name', '--json'], 1, 'invalid_username'],
+    [['users', 'create', 'bad:name', '--json'], 2, 'invalid_username'],
     [['users', 'delete', 'nobody-here', '--json'], 1, 'account_not_found'],
     [['keys', 'revoke', 'AAAAAAAAAAAA', '--json'], 1, 'key_not_found'],
   ];

@@ -223,19 +223,20 @@ for (const engine of ENGINES) {
       const keysBefore = await keysJson('careful');
       const auditBefore = await auditJson();
       const elevenYears = new Date(Date.now() + 11 * 365 * 86_400_000).toISOString();
-      const cases: [string[], RegExp][] = [
-        [['keys', 'create', 'careful', '--expires-in', '90x'], /'90x' is not a duration/],
-        [['keys', 'create', 'careful', '--expires-at', '2020-01-01T00:00:00Z'], /in the past/],
-        [['keys', 'create', 'careful', '--expires-at', elevenYears], /more than 10 years/],
-        [['keys', 'create', 'careful', '--expires-in', '3700d'], /longer than 10 years/],
-        [['keys', 'create', 'careful', '--expires-at', 'next tuesday'], /not an ISO 8601/],
-        [['keys', 'create', 'careful', '--scope', 'admin'], /'admin' is not a scope/],
-        [['keys', 'roll', keyIdOf(revokedKey)], /revoked/],
-        [['keys', 'roll', keyIdOf(expiredKey)], /expired at/],
-        [['keys', 'roll', keyIdOf(owner.key), '--overlap', '1w'], /'1w' is not a duration/],
+      // A flag's wrong value is a wrong command line (exit 2); a key that cannot be rolled is refused by the data (exit 1).
+      const cases: [string[], RegExp, number][] = [
+        [['keys', 'create', 'careful', '--expires-in', '90x'], /'90x' is not a duration/, 2],
+        [['keys', 'create', 'careful', '--expires-at', '2020-01-01T00:00:00Z'], /in the past/, 2],
+        [['keys', 'create', 'careful', '--expires-at', elevenYears], /more than 10 years/, 2],
+        [['keys', 'create', 'careful', '--expires-in', '3700d'], /longer than 10 years/, 2],
+        [['keys', 'create', 'careful', '--expires-at', 'next tuesday'], /not an ISO 8601/, 2],
+        [['keys', 'create', 'careful', '--scope', 'admin'], /'admin' is not a scope/, 2],
+        [['keys', 'roll', keyIdOf(revokedKey)], /revoked/, 1],
+        [['keys', 'roll', keyIdOf(expiredKey)], /expired at/, 1],
+        [['keys', 'roll', keyIdOf(owner.key), '--overlap', '1w'], /'1w' is not a duration/, 2],
       ];
-      for (const [args, message] of cases) {
-        const result = await expectCliExit(workspace, args, 1);
+      for (const [args, message, status] of cases) {
+        const result = await expectCliExit(workspace, args, status);
         assert.match(result.stderr, message, `${args.join(' ')}: unclear error`);
         assert.equal(result.stdout, '', `${args.join(' ')}: printed something on stdout`);
       }
@@ -285,7 +286,7 @@ for (const engine of ENGINES) {
       assert.match(table, /premium: true -> false/);
       const future = await auditJson('--since', new Date(Date.now() + 60_000).toISOString());
       assert.deepEqual(future, [], '--since should leave out older entries');
-      const bad = await expectCliExit(workspace, ['audit', '--since', 'yesterday'], 1);
+      const bad = await expectCliExit(workspace, ['audit', '--since', 'yesterday'], 2);
       assert.match(bad.stderr, /not an ISO 8601/);
     });
 

@@ -263,10 +263,10 @@ for (const engine of ENGINES) {
     test('URLs are refused unless http(s) at a public address, also after DNS resolution, unless WEBHOOK_ALLOW_PRIVATE=1', async () => {
       const strict = { WEBHOOK_ALLOW_PRIVATE: '0' };
       for (const url of ['http://127.0.0.1:9/hooks', 'http://localhost/hooks', 'http://[::1]/x', 'http://10.1.2.3/x', 'http://169.254.169.254/latest', 'ftp://example.com/x']) {
-        const refused = await expectCliExit(workspace, ['webhooks', 'add', url, '--json'], 1, strict);
+        const refused = await expectCliExit(workspace, ['webhooks', 'add', url, '--json'], 2, strict);
         assert.equal(cliJsonError(refused).code, 'invalid_webhook_url', url);
       }
-      const unknown = await expectCliExit(workspace, ['webhooks', 'add', receiver.url, '--events', 'account.nope', '--json'], 1);
+      const unknown = await expectCliExit(workspace, ['webhooks', 'add', receiver.url, '--events', 'account.nope', '--json'], 2);
       assert.equal(cliJsonError(unknown).code, 'invalid_webhook_events');
     });
   });

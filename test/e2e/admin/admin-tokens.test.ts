@@ -42,12 +42,12 @@ onEveryEngine('account-api admin-tokens', ({ suite: { test }, admin }) => {
     assert.match(await cliOk(admin().workspace, ['admin-tokens', 'revoke', token.slice(11, 23)]), /Revoked admin token/);
     expectFailure(await admin().call('GET', '/accounts', { auth: bearer(token) }), 401, 'admin_token_revoked');
     assert.equal(cliJsonError(await expectCliExit(admin().workspace, ['admin-tokens', 'revoke', '000000000000', '--json'], 1)).code, 'admin_token_not_found');
-    assert.equal(cliJsonError(await expectCliExit(admin().workspace, ['admin-tokens', 'revoke', 'nope', '--json'], 1)).code, 'invalid_token_id');
+    assert.equal(cliJsonError(await expectCliExit(admin().workspace, ['admin-tokens', 'revoke', 'nope', '--json'], 2)).code, 'invalid_token_id');
   });
 
-  test('create needs a label (exit 2), and a label that is blank or too long is refused (exit 1)', async () => {
+  test('create needs a label, and a label that is blank or too long is a wrong command line too (exit 2)', async () => {
     await expectCliExit(admin().workspace, ['admin-tokens', 'create'], 2);
-    assert.equal(cliJsonError(await expectCliExit(admin().workspace, ['admin-tokens', 'create', '--label', ' ', '--json'], 1)).code, 'invalid_label');
-    assert.equal(cliJsonError(await expectCliExit(admin().workspace, ['admin-tokens', 'create', '--label', 'x'.repeat(101), '--json'], 1)).code, 'invalid_label');
+    assert.equal(cliJsonError(await expectCliExit(admin().workspace, ['admin-tokens', 'create', '--label', ' ', '--json'], 2)).code, 'invalid_label');
+    assert.equal(cliJsonError(await expectCliExit(admin().workspace, ['admin-tokens', 'create', '--label', 'x'.repeat(101), '--json'], 2)).code, 'invalid_label');
   });
 });
