@@ -5,6 +5,7 @@ import { documentedHeaders } from '../http/wire/schemas.ts';
 import { idempotentWrites, type IdempotentWritesOptions } from '../http/writes/idempotency.ts';
 import { ADMIN_FAILURE_DESCRIPTIONS } from './admin-failure-codes.ts';
 import { answerOf } from './admin-schemas.ts';
+import { adminAnswerSealing } from './sealed-answers.ts';
 
 const WRITES: ReadonlySet<string> = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 
@@ -31,8 +32,8 @@ const listOf = <T>(hooks: Hooks<T>): T[] => (hooks === undefined ? [] : Array.is
  * preHandlers, so a replay runs nothing of the route) and its settling (last of its onSend hooks, so the answer kept is the
  * one sent), and documents the header and its 409 and 422 on each.
  */
-export function adminIdempotency(admin: FastifyInstance, options: Omit<IdempotentWritesOptions, 'ownerOf'>): void {
-  const idempotency = idempotentWrites({ ...options, ownerOf: (request) => ({ adminTokenId: request.adminTokenId! }) });
+export function adminIdempotency(admin: FastifyInstance, options: Omit<IdempotentWritesOptions, 'ownerOf' | 'sealing'>): void {
+  const idempotency = idempotentWrites({ ...options, ownerOf: (request) => ({ adminTokenId: request.adminTokenId! }), sealing: adminAnswerSealing });
   admin.addHook('onRoute', (route: RouteOptions) => {
     if (!listOf(route.method).some((method) => WRITES.has(method)) || route.config?.adminAccess !== 'token') return;
     route.preHandler = [idempotency.claim, ...listOf(route.preHandler)];

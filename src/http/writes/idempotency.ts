@@ -80,8 +80,17 @@ export interface IdempotentWrites {
   settle(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown>;
 }
 
+/** Keeps a kept answer's body unreadable at rest: sealed before it is stored, opened again before it is replayed. */
+export interface AnswerSealing {
+  seal(request: FastifyRequest, key: string, body: Uint8Array): Uint8Array;
+  /** Throws when the body cannot be opened (it was not sealed for this request's credential and key). */
+  open(request: FastifyRequest, key: string, body: Uint8Array): Uint8Array;
+}
+
 export interface IdempotentWritesOptions {
   readonly store: Store;
+  /** For answers that hold secrets (the admin port's issued keys); none: bodies are stored as sent. */
+  readonly sealing?: AnswerSealing;
   /** Whose keys the requests use: the calling account's by default; the admin port's, the admin token's. */
   readonly ownerOf?: (request: FastifyRequest) => IdempotencyOwner;
   /** Tests shorten them. */
@@ -111,11 +120,8 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
       }
       if (outcome.fingerprint !== fingerprint) throw keyReused();
       if (outcome.state === 'in_progress') throw idempotencyKeyInUse();
-      return reply
-        .code(outcome.answer.status)
-        .headers(outcome.answer.headers)
-        .header('Idempotent-Replayed', 'true')
-        .send(Buffer.from(outcome.answer.body));
+      const body = options.sealing === undefined ? outcome.answer.body : options.sealing.open(request, key, outcome.answer.body);
+      return reply.code(outcome.answer.status).headers(outcome.answer.headers).header('Idempotent-Replayed', 'true').send(Buffer.from(body));
     },
 
     held: (request) => holding.get(request),
@@ -131,7 +137,8 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
       const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : null;
       try {
         if (body !== null && kept(reply.statusCode)) {
-          await store.completeIdempotencyKey(held, answerOf(reply, body));
+          const stored = options.sealing === undefined ? body : options.sealing.seal(request, held.key, body);
+          await store.completeIdempotencyKey(held, answerOf(reply, stored));
         } else {
           await store.releaseIdempotencyKey(held);
         }

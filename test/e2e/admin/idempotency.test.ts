@@ -19,6 +19,8 @@ interface Engine {
     database: TestDatabase | null;
     /** Writes, behind the server's back, the claim another instance would hold while its request with this key runs. */
     holdKey(server: AdminServer, key: string, fingerprint: string): Promise<void>;
+    /** The bodies of the kept admin answers, as the database holds them. */
+    keptBodies(server: AdminServer): Promise<Buffer[]>;
     drop(): Promise<void>;
   }>;
 }
@@ -35,6 +37,14 @@ const ENGINES: readonly Engine[] = [
           db.prepare(
             `INSERT INTO admin_idempotency_keys (token_id, key, fingerprint, token, locked_until, expires_at) VALUES (?, ?, ?, 'elsewhere', ?, ?)`,
           ).run(adminTokenId(server.token)!, key, held, Date.now() + 60_000, Date.now() + 60_000);
+        } finally {
+          db.close();
+        }
+      },
+      keptBodies: async (server) => {
+        const db = new DatabaseSync(join(server.workspace.dir, 'live.db'), { timeout: 5000, readOnly: true });
+        try {
+          return db.prepare('SELECT body FROM admin_idempotency_keys WHERE body IS NOT NULL').all().map((row) => Buffer.from(row.body as Uint8Array));
         } finally {
           db.close();
         }
@@ -56,6 +66,7 @@ const ENGINES: readonly Engine[] = [
             [adminTokenId(server.token)!, key, held],
           );
         },
+        keptBodies: async () => (await database.query('SELECT body FROM admin_idempotency_keys WHERE body IS NOT NULL')).rows.map((row) => row.body as Buffer),
         drop: () => database.drop(),
       };
     },
@@ -192,6 +203,19 @@ for (const engine of ENGINES) {
       }
       expectFailure(await server.call('GET', '/accounts/heidi'), 404, 'account_not_found');
       expectData(await server.call('GET', '/accounts?limit=1', keyed('')));
+    });
+
+    test('a kept answer is sealed in the database: the key it issued cannot be read there, only replayed with the token', async () => {
+      expectData(await server.call('POST', '/accounts', { form: { username: 'kept' } }), 201);
+      const key = randomUUID();
+      const issued = expectData(await server.call('POST', '/accounts/kept/keys', keyed(key)), 201);
+      const bodies = await setUp.keptBodies(server);
+      assert.ok(bodies.length > 0, 'no kept answer in the database');
+      for (const body of bodies) {
+        assert.ok(!body.includes(issued.key), 'the issued key is readable in the database');
+        assert.ok(!body.includes('"status"'), `a kept answer is stored as sent: ${body.toString().slice(0, 80)}`);
+      }
+      assert.equal(expectData(await server.call('POST', '/accounts/kept/keys', keyed(key)), 201).key, issued.key);
     });
 
     test("keys are per admin token: another token's same key and request runs anew", async () => {
