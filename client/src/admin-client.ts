@@ -29,13 +29,22 @@ export interface AdminClientOptions {
   readonly token: string;
   /** Per attempt, body included. Default 10000. */
   readonly timeoutMs?: number;
-  /** Retries after the first attempt, for 429 and 503 (any method) and network failures or timeouts (GET only). Default 2. */
+  /**
+   * Retries after the first attempt: for 429 and 503, for network failures and timeouts, and for 409 idempotency_key_in_use on
+   * a write. Every write carries an Idempotency-Key, the same on each attempt, so a retry never does it twice. Default 2.
+   */
   readonly retries?: number;
   readonly retryBaseDelayMs?: number;
   readonly maxRetryDelayMs?: number;
   readonly fetch?: typeof globalThis.fetch;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly userAgent?: string;
+}
+
+/** The last argument of every write: its Idempotency-Key, when the caller keeps its own (to retry the call itself later). */
+export interface AdminWriteOptions {
+  /** 1 to 255 printable ASCII characters, new for each write meant; default: a random UUID per call. */
+  readonly idempotencyKey?: string;
 }
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -81,8 +90,8 @@ export class AdminClient {
   }
 
   /** POST /accounts: 201 with the account; 409 username_taken, 400 invalid_username / invalid_name / invalid_timezone. */
-  async createAccount(account: NewAdminAccount): Promise<AdminAccount> {
-    return (await this.#success<AdminAccount>({ method: 'POST', path: '/accounts', form: formOf({ ...account }) })).data;
+  async createAccount(account: NewAdminAccount, options: AdminWriteOptions = {}): Promise<AdminAccount> {
+    return (await this.#write<AdminAccount>({ method: 'POST', path: '/accounts', form: formOf({ ...account }) }, options)).data;
   }
 
   /** GET /accounts: one page, oldest first. */
@@ -96,18 +105,18 @@ export class AdminClient {
   }
 
   /** PATCH /accounts/{username}: premium, name and/or timezone. */
-  async updateAccount(username: string, change: AdminAccountChange): Promise<AdminAccount> {
-    return (await this.#success<AdminAccount>({ method: 'PATCH', path: `/accounts/${segment(username)}`, form: formOf({ ...change }) })).data;
+  async updateAccount(username: string, change: AdminAccountChange, options: AdminWriteOptions = {}): Promise<AdminAccount> {
+    return (await this.#write<AdminAccount>({ method: 'PATCH', path: `/accounts/${segment(username)}`, form: formOf({ ...change }) }, options)).data;
   }
 
   /** DELETE /accounts/{username}: the account and all of its keys. */
-  async deleteAccount(username: string): Promise<AdminDeletedAccount> {
-    return (await this.#success<AdminDeletedAccount>({ method: 'DELETE', path: `/accounts/${segment(username)}` })).data;
+  async deleteAccount(username: string, options: AdminWriteOptions = {}): Promise<AdminDeletedAccount> {
+    return (await this.#write<AdminDeletedAccount>({ method: 'DELETE', path: `/accounts/${segment(username)}` }, options)).data;
   }
 
   /** POST /accounts/{username}/keys: the key itself is in the answer, this once. */
-  async createKey(username: string, key: NewAdminKey = {}): Promise<AdminIssuedKey> {
-    return (await this.#success<AdminIssuedKey>({ method: 'POST', path: `/accounts/${segment(username)}/keys`, form: formOf({ ...key }) })).data;
+  async createKey(username: string, key: NewAdminKey = {}, options: AdminWriteOptions = {}): Promise<AdminIssuedKey> {
+    return (await this.#write<AdminIssuedKey>({ method: 'POST', path: `/accounts/${segment(username)}/keys`, form: formOf({ ...key }) }, options)).data;
   }
 
   /** GET /accounts/{username}/keys: every key, never a secret. */
@@ -116,13 +125,13 @@ export class AdminClient {
   }
 
   /** POST /keys/{key_id}/roll: the old key keeps working for `overlap` (default 24h; '0' stops it at once). */
-  async rollKey(keyId: string, options: { readonly overlap?: string } = {}): Promise<AdminRolledKey> {
-    return (await this.#success<AdminRolledKey>({ method: 'POST', path: `/keys/${segment(keyId)}/roll`, form: formOf({ overlap: options.overlap }) })).data;
+  async rollKey(keyId: string, options: { readonly overlap?: string } & AdminWriteOptions = {}): Promise<AdminRolledKey> {
+    return (await this.#write<AdminRolledKey>({ method: 'POST', path: `/keys/${segment(keyId)}/roll`, form: formOf({ overlap: options.overlap }) }, options)).data;
   }
 
   /** DELETE /keys/{key_id}: revokes it; servers refuse it from the next request. */
-  async revokeKey(keyId: string): Promise<AdminKey> {
-    return (await this.#success<AdminKey>({ method: 'DELETE', path: `/keys/${segment(keyId)}` })).data;
+  async revokeKey(keyId: string, options: AdminWriteOptions = {}): Promise<AdminKey> {
+    return (await this.#write<AdminKey>({ method: 'DELETE', path: `/keys/${segment(keyId)}` }, options)).data;
   }
 
   /** GET /audit: one page of the trail, newest first. */
@@ -131,8 +140,8 @@ export class AdminClient {
     return this.#page<AdminAuditEntry>(`/audit${queryOf({ username, since, until, limit, cursor })}`);
   }
 
-  async addWebhookEndpoint(endpoint: NewAdminWebhookEndpoint): Promise<AdminNewWebhookEndpoint> {
-    return (await this.#success<AdminNewWebhookEndpoint>({ method: 'POST', path: '/webhooks', form: formOf({ ...endpoint }) })).data;
+  async addWebhookEndpoint(endpoint: NewAdminWebhookEndpoint, options: AdminWriteOptions = {}): Promise<AdminNewWebhookEndpoint> {
+    return (await this.#write<AdminNewWebhookEndpoint>({ method: 'POST', path: '/webhooks', form: formOf({ ...endpoint }) }, options)).data;
   }
 
   /** GET /webhooks: one page, oldest first. */
@@ -140,30 +149,38 @@ export class AdminClient {
     return this.#page<AdminWebhookEndpoint>(`/webhooks${queryOf({ limit: request.limit, cursor: request.cursor })}`);
   }
 
-  async removeWebhookEndpoint(endpointId: string): Promise<AdminWebhookEndpoint> {
-    return (await this.#success<AdminWebhookEndpoint>({ method: 'DELETE', path: `/webhooks/${segment(endpointId)}` })).data;
+  async removeWebhookEndpoint(endpointId: string, options: AdminWriteOptions = {}): Promise<AdminWebhookEndpoint> {
+    return (await this.#write<AdminWebhookEndpoint>({ method: 'DELETE', path: `/webhooks/${segment(endpointId)}` }, options)).data;
   }
 
-  async disableWebhookEndpoint(endpointId: string): Promise<AdminWebhookEndpoint> {
-    return (await this.#success<AdminWebhookEndpoint>({ method: 'POST', path: `/webhooks/${segment(endpointId)}/disable`, form: {} })).data;
+  async disableWebhookEndpoint(endpointId: string, options: AdminWriteOptions = {}): Promise<AdminWebhookEndpoint> {
+    return (await this.#write<AdminWebhookEndpoint>({ method: 'POST', path: `/webhooks/${segment(endpointId)}/disable`, form: {} }, options)).data;
   }
 
-  async enableWebhookEndpoint(endpointId: string): Promise<AdminWebhookEndpoint> {
-    return (await this.#success<AdminWebhookEndpoint>({ method: 'POST', path: `/webhooks/${segment(endpointId)}/enable`, form: {} })).data;
+  async enableWebhookEndpoint(endpointId: string, options: AdminWriteOptions = {}): Promise<AdminWebhookEndpoint> {
+    return (await this.#write<AdminWebhookEndpoint>({ method: 'POST', path: `/webhooks/${segment(endpointId)}/enable`, form: {} }, options)).data;
   }
 
   async listWebhookDeliveries(endpointId: string, options: { readonly limit?: number } = {}): Promise<AdminWebhookAttempt[]> {
     return (await this.#success<AdminWebhookAttempt[]>({ method: 'GET', path: `/webhooks/${segment(endpointId)}/deliveries${queryOf({ limit: options.limit })}` })).data;
   }
 
-  async redeliverWebhookEvent(eventId: string, options: { readonly endpointId?: string } = {}): Promise<AdminRedelivery> {
+  async redeliverWebhookEvent(eventId: string, options: { readonly endpointId?: string } & AdminWriteOptions = {}): Promise<AdminRedelivery> {
     const form = formOf({ endpoint_id: options.endpointId });
-    return (await this.#success<AdminRedelivery>({ method: 'POST', path: `/webhook-events/${segment(eventId)}/redeliver`, form })).data;
+    return (await this.#write<AdminRedelivery>({ method: 'POST', path: `/webhook-events/${segment(eventId)}/redeliver`, form }, options)).data;
   }
 
   async #page<T>(path: string): Promise<Page<T>> {
     const envelope = await this.#success<T[], { next_cursor: string | null }>({ method: 'GET', path });
     return { items: envelope.data, nextCursor: envelope.meta.next_cursor ?? null };
+  }
+
+  /**
+   * A write, with one Idempotency-Key for the whole call: every attempt the transport makes sends the same one, so an attempt
+   * whose answer was lost is retried safely (the server answers the first attempt's answer again, and does nothing twice).
+   */
+  async #write<Data>(call: Call, options: AdminWriteOptions): Promise<{ data: Data; meta: Record<string, never> }> {
+    return this.#success<Data>({ ...call, headers: { ...call.headers, 'idempotency-key': options.idempotencyKey ?? crypto.randomUUID() } });
   }
 
   async #success<Data, Meta = Record<string, never>>(call: Call): Promise<{ data: Data; meta: Meta }> {

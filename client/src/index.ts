@@ -1,6 +1,6 @@
 // @account-api/client: the typed clients of account-api's /api/v0 (AccountApiClient) and /admin/v0 (AdminClient).
 export { AccountApiClient, DEFAULT_USER_AGENT, LIVE_BASE_URL, SANDBOX_BASE_URL, type AccountApiClientOptions } from './client.ts';
-export { AdminClient, type AdminClientOptions } from './admin-client.ts';
+export { AdminClient, type AdminClientOptions, type AdminWriteOptions } from './admin-client.ts';
 export type {
   AdminAccount,
   AdminAccountChange,

@@ -10,17 +10,22 @@ export interface RetryPolicy {
 }
 
 /** What the last attempt ended with, as far as retrying cares. */
-export type Outcome = { readonly kind: 'answer'; readonly status: number } | { readonly kind: 'no-answer' };
+export type Outcome =
+  /** `code`: the failure's first code, when the answer has one (a 409 is retried only when it is idempotency_key_in_use). */
+  | { readonly kind: 'answer'; readonly status: number; readonly code?: string }
+  | { readonly kind: 'no-answer' };
 
 /**
  * 429 and 503 mean the server did not act on the request, so any method may repeat it. Without an answer the server may
  * have acted, so only a call that is safe to repeat is: a GET (which changes nothing), or a POST with an Idempotency-Key
  * (whose repeat gets the first answer and changes nothing twice). For such a POST a 409 means its first attempt still runs
- * (idempotency_key_in_use): it is repeated too, to get that attempt's answer. Any other status, 4xx above all, is final.
+ * (idempotency_key_in_use): it is repeated too, to get that attempt's answer. Any other status, 4xx above all, is final, and
+ * so is a 409 with another code (the admin port's username_taken, key_inactive...: repeating it cannot change it).
  */
 export function isRetryable(method: string, outcome: Outcome, idempotent: boolean = method === 'GET'): boolean {
   if (outcome.kind === 'no-answer') return idempotent;
-  return outcome.status === 429 || outcome.status === 503 || (outcome.status === 409 && idempotent && method !== 'GET');
+  const inUse = outcome.status === 409 && (outcome.code === undefined || outcome.code === 'idempotency_key_in_use');
+  return outcome.status === 429 || outcome.status === 503 || (inUse && idempotent && method !== 'GET');
 }
 
 /**

@@ -21,7 +21,7 @@ export interface Call {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** A GET, or a POST with an Idempotency-Key: repeating it changes nothing more than sending it once. */
+/** A GET, or a write with an Idempotency-Key: repeating it changes nothing more than sending it once. */
 function isIdempotent(call: Call): boolean {
   return call.method === 'GET' || call.headers?.['idempotency-key'] !== undefined;
 }
@@ -40,7 +40,7 @@ export async function exchange(options: TransportOptions, call: Call): Promise<A
     let retryAfterSeconds: number | undefined;
     try {
       const answer = await attempt(options, call);
-      outcome = { kind: 'answer', status: answer.status };
+      outcome = { kind: 'answer', status: answer.status, code: firstCode(answer.body) };
       retryAfterSeconds = parseRetryAfter(answer.headers.get('retry-after'));
       if (retry >= options.retry.retries || !isRetryable(call.method, outcome, isIdempotent(call))) return answer;
     } catch (error) {
@@ -80,6 +80,12 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** The first message's code of a failure envelope, if the body is one. */
+function firstCode(body: unknown): string | undefined {
+  const messages = (body as { messages?: unknown } | undefined)?.messages;
+  return Array.isArray(messages) && isMessage(messages[0]) ? messages[0].code : undefined;
 }
 
 function isMessage(value: unknown): value is Message {

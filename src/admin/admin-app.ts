@@ -18,6 +18,7 @@ import { everyAnswerHeaders } from '../http/wire/security-headers.ts';
 import type { Tracing } from '../tracing/tracing.ts';
 import type { Store } from '../store/store.ts';
 import { adminAuthenticator } from './admin-auth.ts';
+import { adminIdempotency } from './admin-idempotency.ts';
 import { adminOpenApi, adminOpenApiRoute } from './admin-openapi.ts';
 import { adminAccountRoutes } from './routes/accounts.ts';
 import { adminAuditRoutes } from './routes/audit.ts';
@@ -97,6 +98,8 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
 
   app.register(
     async (admin) => {
+      // Before the routes: every write among them takes an Idempotency-Key, per admin token (admin-idempotency.ts).
+      adminIdempotency(admin, { store });
       admin.register(adminOpenApiRoute);
       admin.register(adminAccountRoutes, { store, timezones });
       admin.register(adminKeyRoutes, { store, environment: config.environment });

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { DOCUMENT_CONTACT, DOCUMENT_LICENSE } from '../http/wire/openapi-info.ts';
 import { precompress, sendPrecompressed, type Precompressed } from '../http/wire/compression.ts';
+import { DOCUMENTED_ONLY } from '../http/wire/schemas.ts';
 import { ADMIN_SCHEMAS } from './admin-schemas.ts';
 
 const DESCRIPTION = `The admin API of account-api: accounts, their API keys and the audit trail, for the operators' own tools.
@@ -11,7 +12,8 @@ const DESCRIPTION = `The admin API of account-api: accounts, their API keys and 
 It listens on a port of its own (ADMIN_PORT, bound to 127.0.0.1 unless ADMIN_HOST says otherwise), never on the public one.
 Callers send Authorization: Bearer <admin token>, made with 'account-api admin-tokens create --label NAME'. Every answer is the
 envelope {status, messages, meta, data}; lists are paged with ?limit= (1 to 100) and ?cursor= (meta.next_cursor). Every change is
-recorded in the audit trail with actor admin:<token id>, the request id and the caller's address.`;
+recorded in the audit trail with actor admin:<token id>, the request id and the caller's address. Every write (POST, PATCH,
+DELETE) takes an Idempotency-Key, kept per admin token for 24 hours: a retry with it gets the first answer again.`;
 
 export const adminOpenApi = fp(
   async function adminOpenApi(app: FastifyInstance, options: { readonly version: string }) {
@@ -34,6 +36,8 @@ export const adminOpenApi = fp(
         },
       },
       hideUntagged: true,
+      // Request headers the hooks read for themselves (Idempotency-Key) are documented, never validated by Fastify.
+      transform: ({ schema, url }) => ({ schema: { ...schema, ...(schema as { [DOCUMENTED_ONLY]?: object } | undefined)?.[DOCUMENTED_ONLY] } as typeof schema, url }),
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     });
   },

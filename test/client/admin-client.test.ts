@@ -1,9 +1,12 @@
 // AdminClient against a real serve with ADMIN_PORT: one typed method per admin operation, failures as AccountApiError.
 import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { AccountApiError, AdminClient } from '../../client/src/index.ts';
 import { call } from '../support/http.ts';
 import { startAdminServer, type AdminServer } from '../e2e/admin/admin-support.ts';
+import { recordingFetch, recordingSleep } from './recording.ts';
 
 let server: AdminServer;
 let client: AdminClient;
@@ -69,4 +72,89 @@ test('a failure is an AccountApiError with the stable code, status and field', a
 
 test('an API key is refused before anything is sent', () => {
   assert.throws(() => new AdminClient({ baseUrl: 'http://127.0.0.1:1', token: 'aapi_live_abc' }), { code: 'wrong_credential_kind' });
+});
+
+const TOKEN = 'aapi_admin_000000000000_00000000000000000000000000000000_0000';
+const ISSUED = { status: 'success', messages: [], meta: {}, data: { key_id: 'k1', key: 'aapi_live_x' } };
+
+/**
+ * A stand-in admin API on loopback that writes down each request's headers and answers the nth with `answers[n]`: a status and
+ * envelope, or 'drop' to close the connection without an answer (the answer lost on the way back).
+ */
+async function scriptedServer(answers: readonly ({ status: number; body: object } | 'drop')[]) {
+  const received: IncomingHttpHeaders[] = [];
+  const server = createServer((request, response: ServerResponse) => {
+    request.resume();
+    request.on('end', () => {
+      const answer = answers[received.length] ?? answers.at(-1)!;
+      received.push(request.headers);
+      if (answer === 'drop') return void request.socket.destroy();
+      response.writeHead(answer.status, { 'content-type': 'application/json', 'retry-after': '0' }).end(JSON.stringify(answer.body));
+    });
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const { port } = server.address() as AddressInfo;
+  return { baseUrl: `http://127.0.0.1:${port}`, received, close: () => new Promise<void>((closed) => server.close(() => closed())) };
+}
+
+const UNAVAILABLE = { status: 503, body: { status: 'error', messages: [{ code: 'store_unavailable', message: 'down' }], meta: {}, data: null } };
+
+test('a write retried after a 503 sends the same Idempotency-Key on both attempts: one per call, a new one per call', async () => {
+  const server = await scriptedServer([UNAVAILABLE, { status: 201, body: ISSUED }, UNAVAILABLE, { status: 201, body: ISSUED }]);
+  try {
+    const client = new AdminClient({ baseUrl: server.baseUrl, token: TOKEN, retries: 2, sleep: recordingSleep().sleep });
+    assert.equal((await client.createKey('alice')).key, 'aapi_live_x');
+    await client.createKey('alice');
+    const keys = server.received.map((headers) => headers['idempotency-key']);
+    assert.equal(keys.length, 4, `${keys.length} attempts`);
+    assert.match(String(keys[0]), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'the key is not a random UUID');
+    assert.equal(keys[1], keys[0], 'the retry sent another key (or none)');
+    assert.equal(keys[3], keys[2], 'the second call’s retry sent another key');
+    assert.notEqual(keys[2], keys[0], 'two calls shared one key');
+  } finally {
+    await server.close();
+  }
+});
+
+test('a write whose answer was lost is retried with its key; a key the caller gives is the one sent', async () => {
+  const server = await scriptedServer(['drop', { status: 201, body: ISSUED }]);
+  try {
+    const client = new AdminClient({ baseUrl: server.baseUrl, token: TOKEN, retries: 2, sleep: recordingSleep().sleep });
+    assert.equal((await client.rollKey('k0', { overlap: '0', idempotencyKey: 'roll-k0-once' })).key, 'aapi_live_x');
+    assert.deepEqual(server.received.map((headers) => headers['idempotency-key']), ['roll-k0-once', 'roll-k0-once']);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a 409 other than idempotency_key_in_use is final: username_taken is not retried', async () => {
+  const { fetch, exchanges } = recordingFetch();
+  const patient = new AdminClient({ baseUrl: server.admin.replace(/\/admin\/v0$/, ''), token: server.token, retries: 2, fetch, sleep: recordingSleep().sleep });
+  await patient.createAccount({ username: 'taken-once' });
+  await assert.rejects(patient.createAccount({ username: 'taken-once' }), { code: 'username_taken', status: 409 });
+  assert.deepEqual(exchanges.map((exchange) => exchange.status), [201, 409]);
+});
+
+test('against the real admin API, a creation whose answer was lost is made once: the retry gets its answer again', async () => {
+  // The first attempt reaches the server and is answered; the answer is then lost, as on a connection cut on the way back.
+  const { fetch: recording, exchanges } = recordingFetch();
+  let lost = 0;
+  const losing: typeof globalThis.fetch = async (input, init) => {
+    const response = await recording(input, init);
+    if (init?.method === 'GET' || lost++ > 0) return response;
+    await response.arrayBuffer();
+    throw new TypeError('fetch failed', { cause: new Error('socket hang up') });
+  };
+  const client = new AdminClient({ baseUrl: server.admin.replace(/\/admin\/v0$/, ''), token: server.token, retries: 2, fetch: losing, sleep: recordingSleep().sleep });
+  const account = await client.createAccount({ username: 'lost-answer' });
+  assert.equal(account.username, 'lost-answer');
+  lost = 0;
+  const issued = await client.createKey('lost-answer', { label: 'once' });
+  assert.deepEqual((await client.listKeys('lost-answer')).map((key) => key.key_id), [issued.key_id], 'the retry issued a second key');
+  const writes = exchanges.filter((exchange) => exchange.method !== 'GET');
+  assert.deepEqual(writes.map((exchange) => exchange.status), [201, 201, 201, 201]);
+  assert.equal(writes[1]!.responseHeaders?.get('idempotent-replayed'), 'true', 'the account’s retry was not a replay');
+  assert.equal(writes[3]!.responseHeaders?.get('idempotent-replayed'), 'true', 'the key’s retry was not a replay');
+  const created = (await client.readAudit({ username: 'lost-answer' })).items.filter((entry) => entry.action === 'account.created');
+  assert.equal(created.length, 1, 'the account was created twice');
 });

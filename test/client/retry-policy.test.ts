@@ -22,6 +22,10 @@ test('429 and 503 are retried for any method; other statuses never; a missing an
 test('a POST with an Idempotency-Key is retried without an answer and on 409, as its repeat changes nothing twice', () => {
   assert.equal(isRetryable('POST', { kind: 'no-answer' }, true), true);
   assert.equal(isRetryable('POST', { kind: 'answer', status: 409 }, true), true, '409 idempotency_key_in_use: the first attempt still runs');
+  assert.equal(isRetryable('POST', { kind: 'answer', status: 409, code: 'idempotency_key_in_use' }, true), true);
+  for (const code of ['username_taken', 'key_inactive', 'too_many_keys']) {
+    assert.equal(isRetryable('POST', { kind: 'answer', status: 409, code }, true), false, `a keyed write's 409 ${code} is final`);
+  }
   for (const status of [200, 400, 412, 422, 500]) {
     assert.equal(isRetryable('POST', { kind: 'answer', status }, true), false, `a keyed POST's ${status} must not be retried`);
   }

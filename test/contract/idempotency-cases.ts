@@ -4,15 +4,29 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { requiring } from '../support/requiring.ts';
 
-import type { Account, AuditActor, IdempotencyKeyClaim, StoredAnswer } from '../../src/store/store.ts';
+import { issueAdminToken } from '../../src/domain/admin-tokens.ts';
+import type { Account, AuditActor, IdempotencyKeyClaim, Store, StoredAnswer } from '../../src/store/store.ts';
 import { account, domainCode, freshStore, type MakeStore } from './contract-support.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** The public API's actor: its entry must commit with the update, the condition and the recorded answer, or not at all. */
 const KEY: AuditActor = { actor: 'key:AAAABBBBCCCC', requestId: 'req-1', address: '203.0.113.7' };
 
-function claimOf(accountId: number, key: string, overrides: Partial<IdempotencyKeyClaim> = {}): IdempotencyKeyClaim {
+type ClaimOverrides = Partial<Pick<IdempotencyKeyClaim, 'fingerprint' | 'token' | 'leaseMs' | 'ttlMs'>>;
+
+function claimOf(accountId: number, key: string, overrides: ClaimOverrides = {}): IdempotencyKeyClaim {
   return { accountId, key, fingerprint: 'fingerprint-a', token: randomUUID(), leaseMs: 60_000, ttlMs: DAY_MS, ...overrides };
+}
+
+/** An admin token's claim (the admin port's keys, per token). */
+function adminClaimOf(adminTokenId: string, key: string, overrides: ClaimOverrides = {}): IdempotencyKeyClaim {
+  return { adminTokenId, key, fingerprint: 'fingerprint-a', token: randomUUID(), leaseMs: 60_000, ttlMs: DAY_MS, ...overrides };
+}
+
+async function adminTokenIn(store: Store): Promise<string> {
+  const issued = issueAdminToken();
+  await store.createAdminToken({ tokenId: issued.tokenId, hash: issued.hash, displayPrefix: issued.displayPrefix, label: 'provisioning', createdBy: 'cli:ops' });
+  return issued.tokenId;
 }
 
 function answerOf(text: string, status = 200): StoredAnswer {
@@ -111,6 +125,28 @@ export function defineIdempotencyCases(engineName: string, makeStore: MakeStore,
       await sleep(80);
       assert.equal(await store.pruneIdempotencyKeys(), 1);
       assert.equal((await store.claimIdempotencyKey(claimOf(owner.id, 'long'))).state, 'in_progress', 'pruning deleted a live key');
+    });
+
+    test("an admin token's keys are its own: never an account's, nor another token's, and kept and pruned the same way", async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      const alice = await store.createAccount(account('alice'));
+      const [first, second] = [await adminTokenIn(store), await adminTokenIn(store)];
+      const claim = adminClaimOf(first, 'shared');
+      assert.deepEqual(await store.claimIdempotencyKey(claim), { state: 'claimed' });
+      assert.equal((await store.claimIdempotencyKey(claimOf(alice.id, 'shared'))).state, 'claimed', "an account met an admin token's key");
+      assert.equal((await store.claimIdempotencyKey(adminClaimOf(second, 'shared'))).state, 'claimed', "a token met another token's key");
+      assert.equal(await store.completeIdempotencyKey(claim, answerOf('{"issued":1}', 201)), true);
+      const again = await store.claimIdempotencyKey(adminClaimOf(first, 'shared'));
+      assert.ok(again.state === 'completed', `the token's own key was ${again.state}`);
+      assert.equal(again.answer.status, 201);
+      assert.equal(Buffer.from(again.answer.body).toString(), '{"issued":1}');
+      await store.claimIdempotencyKey(adminClaimOf(first, 'short', { ttlMs: 30 }));
+      await sleep(80);
+      assert.equal(await store.pruneIdempotencyKeys(), 1, "the admin token's expired key was not pruned");
+      const released = adminClaimOf(second, 'released');
+      await store.claimIdempotencyKey(released);
+      await store.releaseIdempotencyKey(released);
+      assert.equal((await store.claimIdempotencyKey(adminClaimOf(second, 'released'))).state, 'claimed');
     });
 
     test("deleting an account deletes its keys", async (t) => {

@@ -1,8 +1,9 @@
-// Idempotency-Key on POST /user and /settings: claims the key before the handler runs, replays a kept answer, keeps the answer.
+// Idempotency-Key on the public POST /user and /settings and on every admin write: claims the key before the handler runs,
+// replays a kept answer, keeps the answer.
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { idempotencyKeyInUse } from '../../store/store-errors.ts';
-import type { HeldIdempotencyKey, Store, StoredAnswer } from '../../store/store.ts';
+import type { HeldIdempotencyKey, IdempotencyOwner, Store, StoredAnswer } from '../../store/store.ts';
 import { HttpError } from '../failures/http-error.ts';
 
 /** How long a key is kept, answered or not: the same key within it gets the first answer again. */
@@ -29,12 +30,25 @@ export const REPLAYED_HEADERS = ['content-type', 'etag'] as const;
  * If-Match (a write over another version is another request).
  */
 export function fingerprintOf(request: FastifyRequest): string {
-  // The route's pattern as the pipeline recorded it when the route was added: request.routeOptions builds an object per read.
-  return fingerprint(request.method, request.routeFacts?.url ?? request.url, request.headers['if-match'], (request.body ?? {}) as object);
+  return fingerprint(request.method, pathOf(request), request.headers['if-match'], (request.body ?? {}) as object);
+}
+
+/**
+ * The route's pattern as the pipeline recorded it when the route was added (request.routeOptions builds an object per read),
+ * with the path's parameters as read put in: rolling key A is not rolling key B. A path without parameters is its pattern.
+ */
+function pathOf(request: FastifyRequest): string {
+  const pattern = request.routeFacts?.url;
+  if (pattern === undefined) return request.url;
+  const params = (request.params ?? {}) as Record<string, string | undefined>;
+  return pattern.replace(/:([A-Za-z0-9_]+)/g, (_whole, name: string) => encodeURIComponent(params[name] ?? ''));
 }
 
 export function fingerprint(method: string, path: string, ifMatch: string | undefined, body: object): string {
-  const parameters = Object.entries(body).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // JSON's true and 1 are a form's "true" and "1": the same parameter in either encoding (the admin port's premium).
+  const parameters = Object.entries(body)
+    .map(([name, value]): [string, unknown] => [name, typeof value === 'boolean' || typeof value === 'number' ? String(value) : value])
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return createHash('sha256')
     .update(JSON.stringify([method, path, ifMatch ?? null, parameters]))
     .digest('base64url');
@@ -66,8 +80,19 @@ export interface IdempotentWrites {
   settle(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown>;
 }
 
+/** Keeps a kept answer's body unreadable at rest: sealed before it is stored, opened again before it is replayed. */
+export interface AnswerSealing {
+  seal(request: FastifyRequest, key: string, body: Uint8Array): Uint8Array;
+  /** Throws when the body cannot be opened (it was not sealed for this request's credential and key). */
+  open(request: FastifyRequest, key: string, body: Uint8Array): Uint8Array;
+}
+
 export interface IdempotentWritesOptions {
   readonly store: Store;
+  /** For answers that hold secrets (the admin port's issued keys); none: bodies are stored as sent. */
+  readonly sealing?: AnswerSealing;
+  /** Whose keys the requests use: the calling account's by default; the admin port's, the admin token's. */
+  readonly ownerOf?: (request: FastifyRequest) => IdempotencyOwner;
   /** Tests shorten them. */
   readonly leaseMs?: number;
   readonly ttlMs?: number;
@@ -77,6 +102,7 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
   const { store } = options;
   const leaseMs = options.leaseMs ?? IDEMPOTENCY_LEASE_MS;
   const ttlMs = options.ttlMs ?? IDEMPOTENCY_KEY_TTL_MS;
+  const ownerOf = options.ownerOf ?? ((request: FastifyRequest): IdempotencyOwner => ({ accountId: request.caller!.id }));
   // Per app, never per process: the requests holding a key while their handler runs.
   const holding = new WeakMap<FastifyRequest, HeldIdempotencyKey>();
 
@@ -85,7 +111,7 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
       const key = request.headers['idempotency-key'];
       if (key === undefined) return undefined;
       if (typeof key !== 'string' || !VALID_KEY.test(key)) throw invalidKey();
-      const held = { accountId: request.caller!.id, key, token: randomUUID() };
+      const held: HeldIdempotencyKey = { ...ownerOf(request), key, token: randomUUID() };
       const fingerprint = fingerprintOf(request);
       const outcome = await store.claimIdempotencyKey({ ...held, fingerprint, leaseMs, ttlMs });
       if (outcome.state === 'claimed') {
@@ -94,11 +120,8 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
       }
       if (outcome.fingerprint !== fingerprint) throw keyReused();
       if (outcome.state === 'in_progress') throw idempotencyKeyInUse();
-      return reply
-        .code(outcome.answer.status)
-        .headers(outcome.answer.headers)
-        .header('Idempotent-Replayed', 'true')
-        .send(Buffer.from(outcome.answer.body));
+      const body = options.sealing === undefined ? outcome.answer.body : options.sealing.open(request, key, outcome.answer.body);
+      return reply.code(outcome.answer.status).headers(outcome.answer.headers).header('Idempotent-Replayed', 'true').send(Buffer.from(body));
     },
 
     held: (request) => holding.get(request),
@@ -114,7 +137,8 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
       const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : null;
       try {
         if (body !== null && kept(reply.statusCode)) {
-          await store.completeIdempotencyKey(held, answerOf(reply, body));
+          const stored = options.sealing === undefined ? body : options.sealing.seal(request, held.key, body);
+          await store.completeIdempotencyKey(held, answerOf(reply, stored));
         } else {
           await store.releaseIdempotencyKey(held);
         }

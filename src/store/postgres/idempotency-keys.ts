@@ -1,11 +1,16 @@
-// The idempotency_keys table in PostgreSQL: claiming, completing, releasing and pruning keys, one statement each but the claim.
+// The idempotency key tables in PostgreSQL: claiming, completing, releasing and pruning keys, one statement each but the claim.
+import { KEYSPACE_TABLES, keyspaceOf } from '../idempotency-keyspaces.ts';
 import type { HeldIdempotencyKey, IdempotencyClaimOutcome, IdempotencyKeyClaim, StoredAnswer } from '../store.ts';
 
 type Row = Record<string, unknown>;
 /** PostgresStore's one statement on a pooled connection, or within its transaction. */
 export type Query = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
 
-const HELD = 'account_id = $1 AND key = $2 AND token = $3 AND status IS NULL';
+/** The held key's row: its owner's table, its owner, its key, and still this holder's (token) and unanswered ($1 to $3). */
+function heldRow(held: HeldIdempotencyKey): { table: string; where: string; values: [number | string, string, string] } {
+  const { table, ownerColumn, owner } = keyspaceOf(held);
+  return { table, where: `${ownerColumn} = $1 AND key = $2 AND token = $3 AND status IS NULL`, values: [owner, held.key, held.token] };
+}
 
 /**
  * Inserts the claim, or takes over a key that is free again (kept past its time to live, or held past its lease), in one
@@ -13,22 +18,20 @@ const HELD = 'account_id = $1 AND key = $2 AND token = $3 AND status IS NULL';
  * have been released or pruned in between, the claim is tried again.
  */
 export async function claimKey(query: Query, claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
+  const { table, ownerColumn, owner } = keyspaceOf(claim);
   for (;;) {
     const claimed = await query(
-      `INSERT INTO idempotency_keys AS held (account_id, key, fingerprint, token, locked_until, expires_at)
+      `INSERT INTO ${table} AS held (${ownerColumn}, key, fingerprint, token, locked_until, expires_at)
        VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond', now() + $6 * interval '1 millisecond')
-       ON CONFLICT (account_id, key) DO UPDATE
+       ON CONFLICT (${ownerColumn}, key) DO UPDATE
          SET fingerprint = EXCLUDED.fingerprint, token = EXCLUDED.token, locked_until = EXCLUDED.locked_until,
              expires_at = EXCLUDED.expires_at, status = NULL, headers = NULL, body = NULL
          WHERE held.expires_at <= now() OR (held.status IS NULL AND held.locked_until <= now())
        RETURNING token`,
-      [claim.accountId, claim.key, claim.fingerprint, claim.token, claim.leaseMs, claim.ttlMs],
+      [owner, claim.key, claim.fingerprint, claim.token, claim.leaseMs, claim.ttlMs],
     );
     if (claimed.length > 0) return { state: 'claimed' };
-    const [row] = await query('SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE account_id = $1 AND key = $2', [
-      claim.accountId,
-      claim.key,
-    ]);
+    const [row] = await query(`SELECT fingerprint, status, headers, body FROM ${table} WHERE ${ownerColumn} = $1 AND key = $2`, [owner, claim.key]);
     if (row === undefined) continue;
     const fingerprint = String(row.fingerprint);
     if (row.status === null) return { state: 'in_progress', fingerprint };
@@ -42,14 +45,14 @@ export async function claimKey(query: Query, claim: IdempotencyKeyClaim): Promis
 
 /** Locks the held row until the transaction ends, so the answer recorded with the update is this holder's. */
 export async function lockHeldKey(query: Query, held: HeldIdempotencyKey): Promise<boolean> {
-  return (await query(`SELECT 1 FROM idempotency_keys WHERE ${HELD} FOR UPDATE`, [held.accountId, held.key, held.token])).length > 0;
+  const { table, where, values } = heldRow(held);
+  return (await query(`SELECT 1 FROM ${table} WHERE ${where} FOR UPDATE`, values)).length > 0;
 }
 
 export async function completeKey(query: Query, held: HeldIdempotencyKey, answer: StoredAnswer): Promise<boolean> {
-  const rows = await query(`UPDATE idempotency_keys SET status = $4, headers = $5::jsonb, body = $6 WHERE ${HELD} RETURNING 1`, [
-    held.accountId,
-    held.key,
-    held.token,
+  const { table, where, values } = heldRow(held);
+  const rows = await query(`UPDATE ${table} SET status = $4, headers = $5::jsonb, body = $6 WHERE ${where} RETURNING 1`, [
+    ...values,
     answer.status,
     JSON.stringify(answer.headers),
     Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength),
@@ -58,9 +61,13 @@ export async function completeKey(query: Query, held: HeldIdempotencyKey, answer
 }
 
 export async function releaseKey(query: Query, held: HeldIdempotencyKey): Promise<void> {
-  await query(`DELETE FROM idempotency_keys WHERE ${HELD}`, [held.accountId, held.key, held.token]);
+  const { table, where, values } = heldRow(held);
+  await query(`DELETE FROM ${table} WHERE ${where}`, values);
 }
 
+/** Both tables: a key of either kind is deleted once kept past its time to live. */
 export async function pruneKeys(query: Query): Promise<number> {
-  return (await query('DELETE FROM idempotency_keys WHERE expires_at <= now() RETURNING 1')).length;
+  let pruned = 0;
+  for (const table of KEYSPACE_TABLES) pruned += (await query(`DELETE FROM ${table} WHERE expires_at <= now() RETURNING 1`)).length;
+  return pruned;
 }

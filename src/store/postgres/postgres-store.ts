@@ -489,8 +489,8 @@ export class PostgresStore implements Store {
     try {
       return await claimKey((text, values) => this.#query(text, values), claim);
     } catch (error) {
-      // The account was deleted while its own request ran.
-      if (brokenConstraint(error)?.state === FOREIGN_KEY_VIOLATION) throw accountGone();
+      // The account was deleted while its own request ran (an admin token is never deleted, only revoked).
+      if (brokenConstraint(error)?.state === FOREIGN_KEY_VIOLATION && claim.accountId !== undefined) throw accountGone();
       throw error;
     }
   }

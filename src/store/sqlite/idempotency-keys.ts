@@ -1,5 +1,6 @@
-// The idempotency_keys table in SQLite: claiming, completing, releasing and pruning keys, each run by SqliteStore in its own way.
+// The idempotency key tables in SQLite: claiming, completing, releasing and pruning keys, each run by SqliteStore in its own way.
 import type { StatementSync } from 'node:sqlite';
+import { KEYSPACE_TABLES, keyspaceOf } from '../idempotency-keyspaces.ts';
 import type { HeldIdempotencyKey, IdempotencyClaimOutcome, IdempotencyKeyClaim, StoredAnswer } from '../store.ts';
 
 /** SqliteStore's cache of prepared statements. */
@@ -7,22 +8,27 @@ export type Statements = (sql: string) => StatementSync;
 
 type Row = Record<string, unknown>;
 
-const HELD = 'account_id = ? AND key = ? AND token = ? AND status IS NULL';
+/** The held key's row: its owner's table, its owner, its key, and still this holder's (token) and unanswered. */
+function heldRow(held: HeldIdempotencyKey): { table: string; where: string; values: [number | string, string, string] } {
+  const { table, ownerColumn, owner } = keyspaceOf(held);
+  return { table, where: `${ownerColumn} = ? AND key = ? AND token = ? AND status IS NULL`, values: [owner, held.key, held.token] };
+}
 
 /**
  * Run inside a write transaction (BEGIN IMMEDIATE), so no other connection can claim between the read and the write.
  * Times are this process's clock in milliseconds; every SQLite writer shares the machine, and so its clock.
  */
 export function claimKey(statement: Statements, claim: IdempotencyKeyClaim, now: number): IdempotencyClaimOutcome {
+  const { table, ownerColumn, owner } = keyspaceOf(claim);
   const row = statement(
-    'SELECT fingerprint, locked_until, expires_at, status, headers, body FROM idempotency_keys WHERE account_id = ? AND key = ?',
-  ).get(claim.accountId, claim.key) as Row | undefined;
+    `SELECT fingerprint, locked_until, expires_at, status, headers, body FROM ${table} WHERE ${ownerColumn} = ? AND key = ?`,
+  ).get(owner, claim.key) as Row | undefined;
   const free = row === undefined || Number(row.expires_at) <= now || (row.status === null && Number(row.locked_until) <= now);
   if (free) {
     statement(
-      `INSERT OR REPLACE INTO idempotency_keys (account_id, key, fingerprint, token, locked_until, expires_at, status, headers, body)
+      `INSERT OR REPLACE INTO ${table} (${ownerColumn}, key, fingerprint, token, locked_until, expires_at, status, headers, body)
        VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, NULL)`,
-    ).run(claim.accountId, claim.key, claim.fingerprint, claim.token, now + claim.leaseMs, now + claim.ttlMs);
+    ).run(owner, claim.key, claim.fingerprint, claim.token, now + claim.leaseMs, now + claim.ttlMs);
     return { state: 'claimed' };
   }
   const fingerprint = String(row.fingerprint);
@@ -35,25 +41,27 @@ function toAnswer(row: Row): StoredAnswer {
 }
 
 export function holdsKey(statement: Statements, held: HeldIdempotencyKey): boolean {
-  return statement(`SELECT 1 AS held FROM idempotency_keys WHERE ${HELD}`).get(held.accountId, held.key, held.token) !== undefined;
+  const { table, where, values } = heldRow(held);
+  return statement(`SELECT 1 AS held FROM ${table} WHERE ${where}`).get(...values) !== undefined;
 }
 
 export function completeKey(statement: Statements, held: HeldIdempotencyKey, answer: StoredAnswer): boolean {
-  const result = statement(`UPDATE idempotency_keys SET status = ?, headers = ?, body = ? WHERE ${HELD}`).run(
+  const { table, where, values } = heldRow(held);
+  const result = statement(`UPDATE ${table} SET status = ?, headers = ?, body = ? WHERE ${where}`).run(
     answer.status,
     JSON.stringify(answer.headers),
     answer.body,
-    held.accountId,
-    held.key,
-    held.token,
+    ...values,
   );
   return result.changes > 0;
 }
 
 export function releaseKey(statement: Statements, held: HeldIdempotencyKey): void {
-  statement(`DELETE FROM idempotency_keys WHERE ${HELD}`).run(held.accountId, held.key, held.token);
+  const { table, where, values } = heldRow(held);
+  statement(`DELETE FROM ${table} WHERE ${where}`).run(...values);
 }
 
+/** Both tables: a key of either kind is deleted once kept past its time to live. */
 export function pruneKeys(statement: Statements, now: number): number {
-  return Number(statement('DELETE FROM idempotency_keys WHERE expires_at <= ?').run(now).changes);
+  return KEYSPACE_TABLES.reduce((pruned, table) => pruned + Number(statement(`DELETE FROM ${table} WHERE expires_at <= ?`).run(now).changes), 0);
 }

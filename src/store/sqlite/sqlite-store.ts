@@ -485,7 +485,8 @@ export class SqliteStore implements Store {
       try {
         return this.#transaction(() => claimKey((sql) => this.#statement(sql), claim, Date.now()));
       } catch (error) {
-        if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_FOREIGNKEY) throw accountGone();
+        // The account was deleted while its own request ran (an admin token is never deleted, only revoked).
+        if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_FOREIGNKEY && claim.accountId !== undefined) throw accountGone();
         throw error;
       }
     });

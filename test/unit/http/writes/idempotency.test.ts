@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-import { fingerprint, idempotentWrites } from '../../../../src/http/writes/idempotency.ts';
+import { adminAnswerSealing } from '../../../../src/admin/sealed-answers.ts';
+import { fingerprint, fingerprintOf, idempotentWrites } from '../../../../src/http/writes/idempotency.ts';
 import type { HeldIdempotencyKey, Store, StoredAnswer } from '../../../../src/store/store.ts';
 
 /** A store that grants every claim and records what becomes of it. */
@@ -90,5 +91,37 @@ describe('fingerprint', () => {
     assert.notEqual(fingerprint('POST', '/api/v0/user', undefined, { a: '1', b: '3' }), base);
     assert.notEqual(fingerprint('POST', '/api/v0/account', undefined, { a: '1', b: '2' }), base);
     assert.notEqual(fingerprint('POST', '/api/v0/user', '"e1"', { a: '1', b: '2' }), base);
+  });
+});
+
+describe('fingerprint of a request with path parameters (the admin routes)', () => {
+  const routed = (params: Record<string, string>, body: object) =>
+    ({ method: 'POST', routeFacts: { url: '/admin/v0/keys/:key_id/roll' }, params, body, headers: {} }) as unknown as FastifyRequest;
+
+  test('puts the parameters into the pattern: rolling one key is not rolling another', () => {
+    assert.equal(fingerprintOf(routed({ key_id: 'AAA' }, {})), fingerprint('POST', '/admin/v0/keys/AAA/roll', undefined, {}));
+    assert.notEqual(fingerprintOf(routed({ key_id: 'AAA' }, {})), fingerprintOf(routed({ key_id: 'BBB' }, {})));
+  });
+
+  test("takes JSON's true and 1 for a form's \"true\" and \"1\"", () => {
+    assert.equal(fingerprint('POST', '/admin/v0/accounts', undefined, { premium: true, n: 1 }), fingerprint('POST', '/admin/v0/accounts', undefined, { premium: 'true', n: '1' }));
+    assert.notEqual(fingerprint('POST', '/admin/v0/accounts', undefined, { premium: true }), fingerprint('POST', '/admin/v0/accounts', undefined, { premium: false }));
+  });
+});
+
+describe('adminAnswerSealing', () => {
+  const withToken = (token: string) => ({ headers: { authorization: `Bearer ${token}` } }) as unknown as FastifyRequest;
+  const body = Buffer.from('{"status":"success","data":{"key":"aapi_live_secret"}}');
+
+  test('opens what it sealed for the same token and key, and the sealed bytes do not show the answer', () => {
+    const sealed = adminAnswerSealing.seal(withToken('aapi_admin_t1'), 'k1', body);
+    assert.ok(!Buffer.from(sealed).includes('aapi_live_secret'), 'the secret shows through the seal');
+    assert.ok(Buffer.from(adminAnswerSealing.open(withToken('aapi_admin_t1'), 'k1', sealed)).equals(body));
+  });
+
+  test('cannot be opened with another token or another Idempotency-Key', () => {
+    const sealed = adminAnswerSealing.seal(withToken('aapi_admin_t1'), 'k1', body);
+    assert.throws(() => adminAnswerSealing.open(withToken('aapi_admin_t2'), 'k1', sealed));
+    assert.throws(() => adminAnswerSealing.open(withToken('aapi_admin_t1'), 'k2', sealed));
   });
 });
