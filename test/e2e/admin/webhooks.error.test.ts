@@ -48,7 +48,7 @@ onEveryEngine('admin webhooks: errors', ({ suite: { test }, admin }) => {
     for (const [what, description] of Object.entries(descriptions)) {
       const refused = expectFailure(await admin().call('POST', '/webhooks', { json: { url: 'https://93.184.215.14/hooks', description } }), 400, 'invalid_description');
       assert.equal(refused.field, 'description', what);
-      const cli = await expectCliExit(admin().workspace, ['webhooks', 'add', 'https://93.184.215.14/hooks', '--description', description, '--json'], 1);
+      const cli = await expectCliExit(admin().workspace, ['webhooks', 'add', 'https://93.184.215.14/hooks', '--description', description, '--json'], 2);
       assert.equal(cliJsonError(cli).code, 'invalid_description', `the CLI took a description with a ${what}`);
     }
     assert.deepEqual(expectData(await admin().call('GET', '/webhooks')), [], 'nothing was registered');
