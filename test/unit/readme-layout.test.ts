@@ -76,3 +76,13 @@ test("the README's Layout names each path once, as a path from the repository's 
   const malformed = entries.filter((path) => !/^[\w.-]+(?:\/[\w.-]+)*\/?$/.test(path));
   assert.deepEqual(malformed, [], `not a path from the repository's root in README.md's Layout section: ${malformed.join(', ')}`);
 });
+
+test("the README's glossary explains the house words", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const glossary = readme.split('\n## Glossary\n')[1]?.split('\n## ')[0];
+  assert.ok(glossary !== undefined, 'README.md has no "## Glossary" section');
+  // The words the code's comments lean on most; each is defined in bold at the start of its entry.
+  const defined = new Set([...glossary.matchAll(/^- \*\*([^*]+)\*\*/gm)].flatMap((match) => match[1]!.split(/,\s*/)));
+  const undefinedWords = ['answer', 'turn', 'budget', 'facts', 'refusal'].filter((word) => !defined.has(word));
+  assert.deepEqual(undefinedWords, [], `house words README.md's glossary does not define: ${undefinedWords.join(', ')}`);
+});
