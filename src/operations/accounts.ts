@@ -1,9 +1,10 @@
-// Account operations, the one implementation the CLI and the admin API share: rules checked, change and audit entry together.
+// Account operations, the one implementation the public routes, the CLI and the admin API share: rules checked, change and
+// audit entry together.
 import { checkDisplayName, checkUsername } from '../domain/names.ts';
 import { checkTimezone } from '../domain/timezone-choice.ts';
 import type { TimezoneCatalog } from '../domain/timezones.ts';
 import { accountNotFound } from '../store/store-errors.ts';
-import type { Account, AuditActor, Store } from '../store/store.ts';
+import type { Account, AccountUpdateOptions, AuditActor, Store } from '../store/store.ts';
 
 export interface CreateAccountInput {
   readonly username: string;
@@ -36,6 +37,30 @@ export async function updateAccount(store: Store, actor: AuditActor, timezones: 
   if (name !== undefined) account = await store.updateName(account.id, name, actor);
   if (timezone !== undefined) account = await store.updateTimezone(account.id, timezone, actor);
   return account;
+}
+
+/**
+ * POST /user: the caller's display name, checked here as for the CLI and the admin API. `conditions` (If-Match, the held
+ * Idempotency-Key) are checked by the store inside the write's own transaction.
+ */
+export async function renameAccount(
+  store: Store,
+  actor: AuditActor,
+  input: { readonly accountId: number; readonly name: string },
+  conditions?: AccountUpdateOptions,
+): Promise<Account> {
+  return store.updateName(input.accountId, checkDisplayName(input.name), actor, conditions);
+}
+
+/** POST /settings: the caller's timezone, by the same rule as updateAccount's. */
+export async function changeTimezone(
+  store: Store,
+  actor: AuditActor,
+  timezones: TimezoneCatalog,
+  input: { readonly accountId: number; readonly timezone: string },
+  conditions?: AccountUpdateOptions,
+): Promise<Account> {
+  return store.updateTimezone(input.accountId, checkTimezone(timezones, input.timezone), actor, conditions);
 }
 
 export async function setPremium(store: Store, actor: AuditActor, input: { readonly username: string; readonly premium: boolean }): Promise<Account> {

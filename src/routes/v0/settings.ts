@@ -1,7 +1,6 @@
 // GET/POST /settings and GET /settings/timezones: the caller's timezone and the list it is chosen from.
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { checkTimezone } from '../../domain/timezone-choice.ts';
 import type { TimezoneCatalog } from '../../domain/timezones.ts';
 import { success } from '../../http/wire/envelope.ts';
 import {
@@ -20,6 +19,7 @@ import { precompress, sendPrecompressed } from '../../http/wire/compression.ts';
 import { answerAccountWrite } from '../../http/writes/account-writes.ts';
 import { answerConditionally, taggedView } from '../../http/writes/conditional.ts';
 import { idempotentWrites } from '../../http/writes/idempotency.ts';
+import { changeTimezone } from '../../operations/accounts.ts';
 import { keyActor } from '../../operations/actor.ts';
 import type { Account, Store } from '../../store/store.ts';
 
@@ -115,11 +115,9 @@ export async function settingsRoutes(app: FastifyInstance, options: SettingsRout
       }),
     },
     handler: async (request, reply) => {
-      const timezone = checkTimezone(timezones, request.body.timezone);
       const actor = keyActor(request.keyId!, request.id, request.ip);
-      return answerAccountWrite(request, reply, idempotency, taggedSettings, (conditions) =>
-        store.updateTimezone(request.caller!.id, timezone, actor, conditions),
-      );
+      const change = { accountId: request.caller!.id, timezone: request.body.timezone };
+      return answerAccountWrite(request, reply, idempotency, taggedSettings, (conditions) => changeTimezone(store, actor, timezones, change, conditions));
     },
   });
 }

@@ -1,6 +1,6 @@
 // GET/POST /user: the caller's account and its display name; /account is a deprecated alias of the same.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { checkDisplayName, DISPLAY_NAME_MAX_LENGTH } from '../../domain/names.ts';
+import { DISPLAY_NAME_MAX_LENGTH } from '../../domain/names.ts';
 import { answerAccountWrite } from '../../http/writes/account-writes.ts';
 import { answerConditionally, taggedView } from '../../http/writes/conditional.ts';
 import { idempotentWrites } from '../../http/writes/idempotency.ts';
@@ -16,6 +16,7 @@ import {
   withReplayedAnswers,
   withRouteHeaders,
 } from '../../http/wire/schemas.ts';
+import { renameAccount } from '../../operations/accounts.ts';
 import { keyActor } from '../../operations/actor.ts';
 import type { Account, Store } from '../../store/store.ts';
 
@@ -105,9 +106,9 @@ export async function userRoutes(app: FastifyInstance, options: UserRoutesOption
         }),
       },
       handler: async (request, reply) => {
-        const name = checkDisplayName(request.body.name);
         const actor = keyActor(request.keyId!, request.id, request.ip);
-        return answerAccountWrite(request, reply, idempotency, taggedUser, (conditions) => store.updateName(request.caller!.id, name, actor, conditions));
+        const change = { accountId: request.caller!.id, name: request.body.name };
+        return answerAccountWrite(request, reply, idempotency, taggedUser, (conditions) => renameAccount(store, actor, change, conditions));
       },
     });
   }
