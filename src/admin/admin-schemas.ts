@@ -1,4 +1,5 @@
 // JSON Schemas of the admin API: its payloads, envelopes and failures; reused for validation, serialisation and its OpenAPI document.
+import { failureEnvelopeSchema, successEnvelopeSchema } from '../http/wire/envelope-schemas.ts';
 import { ADMIN_FAILURE_CODES, ADMIN_FAILURE_DESCRIPTIONS, type AdminFailureStatus } from './admin-failure-codes.ts';
 
 const ref = (id: string) => ({ $ref: `${id}#` }) as const;
@@ -99,40 +100,11 @@ const pageMeta = {
 } as const;
 
 function successEnvelope(id: string, description: string, data: object, meta: object = ref('AdminEmptyMeta')) {
-  return {
-    $id: id,
-    description: `The success envelope of ${description}`,
-    type: 'object',
-    required: ['status', 'messages', 'meta', 'data'],
-    properties: { status: { type: 'string', const: 'success' }, messages: { type: 'array', maxItems: 0, items: {} }, meta, data },
-  } as const;
+  return successEnvelopeSchema(id, `The success envelope of ${description}`, data, meta);
 }
 
 function failureEnvelope(status: AdminFailureStatus) {
-  return {
-    $id: `AdminFailure${status}`,
-    description: ADMIN_FAILURE_DESCRIPTIONS[status],
-    type: 'object',
-    required: ['status', 'messages', 'meta', 'data'],
-    properties: {
-      status: { type: 'string', const: status >= 500 ? 'error' : 'fail' },
-      messages: {
-        type: 'array',
-        minItems: 1,
-        items: {
-          type: 'object',
-          required: ['code', 'message'],
-          properties: {
-            code: { type: 'string', enum: [...ADMIN_FAILURE_CODES[status]], description: 'Stable: switch on it' },
-            message: text('A sentence a person can act on; may be reworded, switch on code instead'),
-            field: text('The parameter at fault, when there is one'),
-          },
-        },
-      },
-      meta: ref('AdminEmptyMeta'),
-      data: { type: 'null' },
-    },
-  } as const;
+  return failureEnvelopeSchema(`AdminFailure${status}`, ADMIN_FAILURE_DESCRIPTIONS[status], status, ADMIN_FAILURE_CODES[status], ref('AdminEmptyMeta'));
 }
 
 const webhookEndpointProperties = {

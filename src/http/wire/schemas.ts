@@ -1,5 +1,6 @@
 // JSON Schemas shared by the routes: request bodies, the success and failure envelopes; reused for validation, serialisation and OpenAPI.
 import { FAILURE_CODES, FAILURE_DESCRIPTIONS, type FailureStatus } from '../failures/failure-codes.ts';
+import { failureEnvelopeSchema, successEnvelopeSchema } from './envelope-schemas.ts';
 import { RESPONSE_HEADERS, type ResponseHeader } from './response-headers.ts';
 
 export interface BodyField {
@@ -117,46 +118,11 @@ const timezonesMeta = {
 
 /** The success envelope around one kind of `data`. */
 function successEnvelope(id: string, description: string, data: object, meta: object = ref('EmptyMeta')) {
-  return {
-    $id: id,
-    description: `The success envelope of ${description}: status "success", no messages, the payload in data`,
-    type: 'object',
-    required: ['status', 'messages', 'meta', 'data'],
-    properties: {
-      status: { type: 'string', const: 'success' },
-      messages: { type: 'array', maxItems: 0, items: {} },
-      meta,
-      data,
-    },
-  } as const;
+  return successEnvelopeSchema(id, `The success envelope of ${description}: status "success", no messages, the payload in data`, data, meta);
 }
 
-/** The failure envelope for one status, its `code` limited to what that status can carry. */
 function failureEnvelope(status: FailureStatus) {
-  return {
-    $id: `Failure${status}`,
-    description: FAILURE_DESCRIPTIONS[status],
-    type: 'object',
-    required: ['status', 'messages', 'meta', 'data'],
-    properties: {
-      status: { type: 'string', const: status >= 500 ? 'error' : 'fail' },
-      messages: {
-        type: 'array',
-        minItems: 1,
-        items: {
-          type: 'object',
-          required: ['code', 'message'],
-          properties: {
-            code: { type: 'string', enum: [...FAILURE_CODES[status]], description: 'Stable: switch on it' },
-            message: { type: 'string', description: 'A sentence a person can act on; may be reworded, switch on code instead' },
-            field: { type: 'string', description: 'The parameter at fault, when there is one' },
-          },
-        },
-      },
-      meta: ref('EmptyMeta'),
-      data: { type: 'null' },
-    },
-  } as const;
+  return failureEnvelopeSchema(`Failure${status}`, FAILURE_DESCRIPTIONS[status], status, FAILURE_CODES[status], ref('EmptyMeta'));
 }
 
 const FAILURE_STATUSES = Object.keys(FAILURE_CODES).map(Number) as FailureStatus[];
