@@ -93,9 +93,9 @@ export function scannedForKey(text: string): boolean {
 /**
  * Paths the full scan found no key in, up to MOST_KEYLESS_PATHS_KEPT: the same few come on every request, and some of them
  * are a long run of base64 characters (`/api/v0/settings`, `/api/v0/settings/timezones`) that the quick pass cannot clear,
- * where the full scan costs ~1 us a request. What the scan finds is a property of the text alone, so a remembered answer is
+ * where the full scan is paid on every request. What the scan finds is a property of the text alone, so a remembered answer is
  * the scan's own; only keyless text is kept, so no key is either. Full, it is emptied: a flood of new paths costs the scan
- * each, as without it. At most 512 paths of at most 336 characters: ~350 KB.
+ * each, as without it. At most 512 paths of at most 336 characters.
  */
 const keylessPaths = new Set<string>();
 const MOST_KEYLESS_PATHS_KEPT = 512;
@@ -123,7 +123,7 @@ function endOfPath(url: string): number {
 export function loggablePath(url: string): string {
   const end = endOfPath(url);
   // Only what can be logged is scanned, plus a key's length past it (a key may start inside the logged part): a long
-  // path must not cost a long scan (a 4 KB path of base62 took ~12 ms, on requests no budget covers).
+  // path must not cost a long scan, on requests no budget covers (docs/operations.md#smaller-measured-choices).
   const whole = end === url.length ? url : url.slice(0, end);
   const path = whole.length > LONGEST_LOGGED_PATH + KEY_SCAN_MARGIN ? whole.slice(0, LONGEST_LOGGED_PATH + KEY_SCAN_MARGIN) : whole;
   let clean = path;
