@@ -48,10 +48,7 @@ class OneLinePerRequest extends LogController {
 const WRITE_DELAY_MS = 10;
 /** The most a write to a pipe may hold and still be atomic (Linux); a write of whole lines up to it never interleaves. */
 const PIPE_BUF = 4096;
-/**
- * To a regular file, every write() lands whole and in place, whatever its size: Linux serialises writes to one file, and the
- * workers share stdout's open file (and so its offset). Lines may leave in bigger chunks there: fewer system calls.
- */
+/** To a regular file every write() lands whole (Linux serialises writes to one file; workers share its offset). */
 const FILE_CHUNK = 64 * 1024;
 /** The most bytes of lines a failing destination (a full disk) may hold back to try again; past it, lines are dropped. */
 const MOST_BYTES_WAITING = 16 * 1024 * 1024;
@@ -78,11 +75,7 @@ export interface Logging {
   readonly flush: () => void;
   /** The most bytes of whole lines one write carries (chunkLimitFor). */
   readonly chunkBytes: number;
-  /**
-   * Makes the loggers of requests lazy (makeChildrenLazy): call it with `app.log` once Fastify is built. Not on the
-   * loggerInstance itself: Fastify wraps that in a child of its own (its serializers added), and makes every request's logger
-   * from that child.
-   */
+  /** Makes the loggers of requests lazy: call it with `app.log` (Fastify makes requests' loggers from that, not loggerInstance). */
   readonly lazyRequestLoggers: (appLogger: FastifyBaseLogger) => void;
 }
 
@@ -208,10 +201,8 @@ export class AnswerLines {
   }
 
   /**
-   * One answer line at info, with the request logger's `bindings` as pino writes a child's, before the fields. False, and
-   * nothing written, for bindings this does not write as pino would (a value that is not a string, a name pino skips or
-   * serialises, a name that needs escaping): the caller logs through pino then. A request's bindings are its id, and its
-   * trace's ids when traced: strings under plain names.
+   * One answer line at info, the request logger's `bindings` first, as pino writes a child's. False, and nothing written,
+   * for bindings it would not write as pino does (not a string, a name pino skips, serialises or escapes): log through pino.
    */
   write(bindings: Record<string, unknown>, fields: AnswerFields): boolean {
     const now = Date.now();
@@ -253,11 +244,7 @@ export class AnswerLines {
     return text;
   }
 
-  /**
-   * `,"name":` for a binding's name (the same one to three names on every line); null for a name pino serialises, or one
-   * that JSON escapes or that is not ASCII. (Names pino leaves out of a child's lines never get here: the lazy logger then
-   * hands out no writer.)
-   */
+  /** `,"name":` for a binding's name; null for a name pino serialises, or one JSON escapes or that is not ASCII. */
   #prefixOf(name: string): string | null {
     let prefix = this.#prefixes.get(name);
     if (prefix === undefined) {
@@ -285,10 +272,7 @@ export class AnswerLines {
   }
 }
 
-/**
- * `text` as JSON, quoted as it stands, when none of its characters is one JSON.stringify escapes (control characters, quote,
- * backslash) or lies beyond ASCII; otherwise null. The same text as JSON.stringify's, cheaper, and as many bytes as characters.
- */
+/** `text` quoted as JSON.stringify would, when it needs no escape and is all ASCII (as many bytes as characters); else null. */
 export function quotedAsIs(text: string): string | null {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
