@@ -17,6 +17,8 @@ const FENCED_FILES = [
   'src/http/turn-batch.ts',
   'src/store/sqlite/wal-index-header.ts',
   'src/store/credential-cache.ts',
+  'src/http/observability/key-redaction.ts',
+  'src/http/observability/metrics.ts',
 ];
 
 /**
