@@ -83,8 +83,8 @@ const prefixStates = new Map<string, number>();
 /**
  * True when `token` past `prefix` is exactly BODY_LENGTH base62 characters whose last CHECKSUM_LENGTH are the checksum of
  * the rest, digit by digit as base62Fixed would write them. One loop over the character codes checks the characters and
- * feeds the CRC: it runs on every authenticated request, where a loop for the characters, then zlib's crc32 of the string
- * (which converts it to UTF-8 first), cost ~350 ns against ~190 ns for this one (Node 24, this machine, in a loop). Keys are
+ * feeds the CRC: it runs on every authenticated request, and costs less than a loop for the characters, then zlib's
+ * crc32 of the string, which converts it to UTF-8 first (docs/operations.md#smaller-measured-choices). Keys are
  * issued with zlib's crc32 (checksumOf), so every test that parses an issued key holds the two to each other.
  */
 function isChecksummedBody(token: string, prefix: string): boolean {
@@ -133,7 +133,7 @@ export function randomIdAndSecret(): { id: string; secret: string } {
 }
 
 export function hashKey(token: string): Buffer {
-  // The one-shot form: no Hash object per call, a third less time on every authenticated request.
+  // The one-shot form: no Hash object per call, on every authenticated request (docs/operations.md#smaller-measured-choices).
   return hash('sha256', token, 'buffer');
 }
 
@@ -165,7 +165,7 @@ export function parseKey(token: string): KeyParseResult {
 
 /**
  * The key's SHA-256 as a string of 32 one-byte characters, for authentication to compare on every request: a string result
- * costs about a third of hashKey's Buffer (here ~0.33 against ~0.84 µs), which allocates a backing store on each call.
+ * costs less than hashKey's Buffer, which allocates a backing store on each call.
  */
 export function keyDigest(token: string): string {
   return hash('sha256', token, 'binary'); // 'binary': Node's name for latin1, one character per byte
@@ -173,7 +173,7 @@ export function keyDigest(token: string): string {
 
 /** Constant-time comparison of a presented key's digest (keyDigest) against a stored hash: every byte is looked at. */
 export function digestMatches(digest: string, stored: Uint8Array): boolean {
-  // The length read once: read in the loop's test it was a builtin call per byte (~2,400 instructions a request).
+  // The length read once: read in the loop's test it was a builtin call per byte.
   const length = stored.length;
   if (digest.length !== length) return false;
   let difference = 0;

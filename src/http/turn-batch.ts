@@ -1,8 +1,11 @@
 // Work put off to the end of the current turn of the event loop (its check phase), to run there together, in order.
 //
-// Under load one turn of the event loop reads many requests. Answering each as it is read interleaves reads and writes;
-// letting the turn's answers leave together, after its reads, costs less per answer (fewer, fuller turns) and changes no
-// byte of any answer. One setImmediate per turn, however many tasks wait for it.
+// Performance trick. Relies on: setImmediate running in the check phase, after the turn's reads and before the next poll
+// (Node's event loop order); used by pipeline.ts for calls without credentials. Guarded by:
+// test/unit/http/turn-batch.test.ts. Figures: docs/operations.md#batching-per-turn
+//
+// Why: under load one turn reads many requests; letting the turn's answers leave together, after its reads, costs less per
+// answer than interleaving reads and writes, and changes no byte of any answer. One setImmediate per turn.
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 export interface TurnBatchOptions {

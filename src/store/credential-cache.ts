@@ -1,6 +1,11 @@
 // A bounded in-process copy of the rows authentication reads, for engines that can tell cheaply and exactly when
 // another connection changed the database (SQLite's data_version). The engine clears it on any such change and tells
 // it of its own writes, so it never answers with a row older than the last committed write: no staleness window at all.
+//
+// Performance trick. Relies on: the engine clearing it on every commit by another connection (SQLite: data_version and the
+// WAL-index read) and calling keyChanged/accountChanged on its own writes. Guarded by:
+// test/unit/store/credential-cache.test.ts and test/unit/store/wal-index-header.test.ts.
+// Figures: docs/operations.md#the-credential-lookup-per-turn
 import type { Account, Credential, KeyScope } from './store.ts';
 
 interface CachedKey {

@@ -10,7 +10,7 @@ export interface RedisLogger {
 const READY_WAIT_MS = 3000;
 
 export async function openRedis(settings: RedisSettings, log: RedisLogger): Promise<Redis> {
-  // Loaded only when REDIS_URL is set: ioredis adds ~8 MB to every process and time to every start that does not use it.
+  // Loaded only when REDIS_URL is set: ioredis adds memory to every process and time to every start that does not use it.
   const { Redis } = await import('ioredis');
   const redis = new Redis(settings.url, {
     // Commands fail at once while disconnected instead of queueing: a caller gets 503 now, not a hang.

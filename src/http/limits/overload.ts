@@ -13,9 +13,8 @@ const SAMPLE_INTERVAL_MS = 1000;
 
 /**
  * Samples the event loop's delay once a second; the per-request check is one comparison. @fastify/under-pressure does the
- * same sampling, but its onRequest hook also builds `request.routeOptions` on every request (a fresh object per read):
- * measured in the bench's instruction counts, which is why this is written here and asked from the pipeline instead (the
- * package is not a dependency).
+ * same sampling, but its onRequest hook also builds `request.routeOptions` on every request (a fresh object per read), so
+ * this is written here and asked from the pipeline instead (docs/operations.md#performance-and-memory, "Load shedding").
  */
 export class LoadMonitor {
   readonly #maxDelayMs: number;

@@ -1,8 +1,8 @@
 // Fixed-window request counters: in this process, or in Redis so that every instance shares them.
 //
 // Written here rather than taken from @fastify/rate-limit (used until issue 6): the budgets need only "count one hit" and
-// "read the count", and that plugin's general per-call machinery (async key generators, allow lists, promise wrapping,
-// an LRU that forgets counters under address churn) cost 8% of the CPU of an authenticated request in the profile.
+// "read the count", and that plugin's general per-call machinery (async key generators, allow lists, promise wrapping)
+// was paid on every request. Figures: docs/operations.md#smaller-measured-choices
 import type { Redis } from 'ioredis';
 import { EvictedWindows } from './evicted-windows.ts';
 

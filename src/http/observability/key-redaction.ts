@@ -91,11 +91,12 @@ export function scannedForKey(text: string): boolean {
 }
 
 /**
- * Paths the full scan found no key in, up to MOST_KEYLESS_PATHS_KEPT: the same few come on every request, and some of them
- * are a long run of base64 characters (`/api/v0/settings`, `/api/v0/settings/timezones`) that the quick pass cannot clear,
- * where the full scan costs ~1 us a request. What the scan finds is a property of the text alone, so a remembered answer is
- * the scan's own; only keyless text is kept, so no key is either. Full, it is emptied: a flood of new paths costs the scan
- * each, as without it. At most 512 paths of at most 336 characters: ~350 KB.
+ * Performance trick (keyless paths remembered). Relies on: the scan's verdict being a property of the text alone, and only
+ * keyless text being kept. Guarded by: test/unit/http/observability/key-redaction.test.ts.
+ * Figures: docs/operations.md#keyless-paths-remembered
+ *
+ * Some paths the quick pass cannot clear come on every request (`/api/v0/settings` is a long base64 run). Full, the set is
+ * emptied: a flood of new paths costs the scan each, as without it.
  */
 const keylessPaths = new Set<string>();
 const MOST_KEYLESS_PATHS_KEPT = 512;
@@ -123,7 +124,7 @@ function endOfPath(url: string): number {
 export function loggablePath(url: string): string {
   const end = endOfPath(url);
   // Only what can be logged is scanned, plus a key's length past it (a key may start inside the logged part): a long
-  // path must not cost a long scan (a 4 KB path of base62 took ~12 ms, on requests no budget covers).
+  // path must not cost a long scan, on requests no budget covers (docs/operations.md#smaller-measured-choices).
   const whole = end === url.length ? url : url.slice(0, end);
   const path = whole.length > LONGEST_LOGGED_PATH + KEY_SCAN_MARGIN ? whole.slice(0, LONGEST_LOGGED_PATH + KEY_SCAN_MARGIN) : whole;
   let clean = path;

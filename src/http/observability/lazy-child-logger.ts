@@ -1,8 +1,11 @@
 // A request's logger that becomes a real pino child only when it writes a line at an enabled level.
 //
-// Fastify makes a pino child (with the request id bound) for every request; in the profile of GET /user that cost 3-4% of
-// the CPU, although at the default levels most requests log at most one line and, at `warn`, none. This stands in for
-// the child, answers the level checks itself, and builds the child on the first line it actually writes.
+// Performance trick. Relies on: Fastify making each request's logger with the root's child() (its default factory, which
+// skips the per-request check a childLoggerFactory gets), and pino's child bindings and asChindings rules. Guarded by:
+// test/unit/http/observability/lazy-child-logger.test.ts. Figures: docs/operations.md#the-lazy-request-logger
+//
+// Why: a pino child per request is paid on every answer, although at the default levels most requests log at most one
+// line and, at `warn`, none. This answers the level checks itself and builds the child on the first line it writes.
 import type { FastifyBaseLogger } from 'fastify';
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
@@ -143,7 +146,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /**
  * Makes `root.child()` return a LazyChildLogger: Fastify makes each request's logger with its default factory, which calls
  * the root's child(). Not a `childLoggerFactory`: Fastify checks every logger such a factory returns for seven methods, on
- * every request (~2,800 instructions a request under callgrind), and skips the check only for its own default factory.
+ * every request, and skips the check only for its own default factory.
  * pino's real children inherit from the root, this override included: called on one of them, it is pino's child() again.
  */
 export function makeChildrenLazy(root: FastifyBaseLogger, safeLines: SafeLineWriter | null = null): void {

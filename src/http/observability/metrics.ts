@@ -41,9 +41,13 @@ interface MethodCounts {
 }
 
 /**
+ * Performance trick (answers counted in plain numbers). Relies on: the shape of the metric object prom-client's own
+ * Histogram gives its registry (a prom-client upgrade may change it). Guarded by:
+ * test/unit/http/observability/metrics.test.ts. Figures: docs/operations.md#answers-counted-in-plain-numbers
+ *
  * Answers per route, method and status, and their latency, kept in numbers and handed to prom-client only when scraped:
- * http_requests_total is a prom-client Counter filled by its `collect`, the latency a metric object of the shape prom-client's
- * own Histogram gives its registry (so the text, the JSON and the cluster aggregation of workers are prom-client's own).
+ * http_requests_total is a Counter filled by its `collect`, the latency that Histogram-shaped object (so the text, the JSON
+ * and the cluster aggregation of workers are prom-client's own).
  */
 class AnswerCounts {
   readonly #routes = new Map<string, Map<string, MethodCounts>>();

@@ -1,4 +1,9 @@
 // JSON log lines (Fastify's pino): one line per answered request, and serializers that never write a credential.
+//
+// Performance trick (AnswerLines, and the batched writes of loggingOptions). Relies on: pino's line format (level, time,
+// pid, hostname, a child's bindings, then the fields) written by hand without its redaction, which only fields already safe
+// may skip. Guarded by: test/unit/http/observability/lazy-child-logger.test.ts and
+// test/unit/http/observability/request-log.test.ts. Figures: docs/operations.md#the-answers-log-line
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { pino } from 'pino';
 import type { Config } from '../../config.ts';
@@ -43,10 +48,7 @@ class OneLinePerRequest extends LogController {
 const WRITE_DELAY_MS = 10;
 /** The most a write to a pipe may hold and still be atomic (Linux); a write of whole lines up to it never interleaves. */
 const PIPE_BUF = 4096;
-/**
- * To a regular file, every write() lands whole and in place, whatever its size: Linux serialises writes to one file, and the
- * workers share stdout's open file (and so its offset). Lines may leave in bigger chunks there: fewer system calls.
- */
+/** To a regular file every write() lands whole (Linux serialises writes to one file; workers share its offset). */
 const FILE_CHUNK = 64 * 1024;
 /** The most bytes of lines a failing destination (a full disk) may hold back to try again; past it, lines are dropped. */
 const MOST_BYTES_WAITING = 16 * 1024 * 1024;
@@ -73,35 +75,22 @@ export interface Logging {
   readonly flush: () => void;
   /** The most bytes of whole lines one write carries (chunkLimitFor). */
   readonly chunkBytes: number;
-  /**
-   * Makes the loggers of requests lazy (makeChildrenLazy): call it with `app.log` once Fastify is built. Not on the
-   * loggerInstance itself: Fastify wraps that in a child of its own (its serializers added), and makes every request's logger
-   * from that child.
-   */
+  /** Makes the loggers of requests lazy: call it with `app.log` (Fastify makes requests' loggers from that, not loggerInstance). */
   readonly lazyRequestLoggers: (appLogger: FastifyBaseLogger) => void;
 }
 
 /**
  * JSON lines on stdout, credentials redacted wherever a header object is logged, written in batches: a line is put in memory and
  * the request goes on; the lines leave together, in one write, once the next would not fit in PIPE_BUF or WRITE_DELAY_MS after
- * the first. The writes themselves are synchronous, on the event loop: an asynchronous write (libuv's thread pool) still in
- * flight when the process exits could be lost or overtaken by the final flush, and flushing on exit must write every line, in
- * order. What a kill -9 can lose is what was in memory at that instant: at most WRITE_DELAY_MS of lines (docs/operations.md).
- * Measured on GET /user (wrk -c64, CPU per answer, defaults against LOG_LEVEL=warn on a quiet machine): SonicBoom's own
- * buffer 29-30.6 us against 22-22.7; these batches 27.2-28.0 against 23.5-24.1.
+ * the first. The writes are synchronous, so that flushing on exit writes every line, in order; a kill -9 loses at most
+ * WRITE_DELAY_MS of lines (docs/operations.md).
  */
 export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
-  // Synchronous writes of at most PIPE_BUF (to a file: FILE_CHUNK), made of whole lines: such a write to a pipe is atomic,
-  // so the lines of several workers sharing one stdout never interleave mid-line. Lines wait in memory for WRITE_DELAY_MS,
-  // or until the next would not fit in a chunk, and leave together.
-  // SonicBoom only writes: given a whole chunk, synchronously, retrying what a full pipe refuses (EAGAIN). The lines are
-  // gathered here, as bytes in one buffer that every chunk reuses: SonicBoom's own buffer appends to one string and measures
-  // it again on every line, which costs more than the line itself once a few kilobytes wait; and an array of lines joined at
-  // the end is copied twice more (joined, then encoded), ~1,000 instructions a line under callgrind.
-  // A chunk written whole leaves SonicBoom nothing to hold (a single buffer is written as it is, to its end). A write that
-  // fails (a full disk, EIO) is kept by SonicBoom, as a view of the chunk, and tried again before the next one: the chunk is
-  // then left to it and a new one taken, so that no line overwrites bytes still waiting. What waits is bounded (maxLength):
-  // past it, new lines are dropped rather than held without end; and the failure is not thrown at the request that logged.
+  // Whole lines, at most PIPE_BUF a write (to a file: FILE_CHUNK): atomic to a pipe, so workers sharing stdout never
+  // interleave mid-line. The lines are gathered as bytes in one reused buffer (SonicBoom's own buffer re-measures a growing
+  // string per line); SonicBoom only writes each chunk, retrying EAGAIN. A failed write (a full disk) is kept by SonicBoom
+  // as a view of the chunk, so a new chunk is taken and no line overwrites bytes still waiting; what waits is bounded
+  // (maxLength), and the failure is never thrown at the request that logged.
   const out = pino.destination({ dest: fd, sync: true, contentMode: 'buffer', maxLength: MOST_BYTES_WAITING });
   let failed = false;
   out.on('error', () => {
@@ -179,17 +168,11 @@ const ANSWER_MESSAGE = 'request completed';
 const MOST_ROUTES_KEPT = 256;
 
 /**
- * Writes the answer line (logResponse) as pino would, by hand: its fields are known, few, and already safe to log, so neither
- * pino's redaction pass nor its generic serialisation is needed, and those cost more than the rest of answering GET /hello
- * (~2.7 us a line, of which ~1.3 us redaction: a micro-benchmark of 200,000 lines). Same destination as every other line, so
- * lines stay in order; test/unit/http/observability/lazy-child-logger.test.ts holds it to pino's output, byte for byte.
- * The line is paid on every answer at the default level, so it is put together from text made once where it can be: the
- * opening, the time (once a millisecond), the method and route, the message; the other values as JSON.stringify writes them,
- * quoted as they stand when nothing in them needs escaping (quotedAsIs), and the response time in hundredths by integer
- * arithmetic (hundredthsText). A line all of ASCII is as many bytes as characters, so it need not be measured. Against the
- * generic writer it replaced (a loop over the fields, JSON.stringify for each value): ~180 ns a line against ~390 for the
- * writing itself; logResponse whole, with the lazy logger and the write into the chunk, ~0.7 us against ~1.1 (micro-
- * benchmarks); ~3,000 instructions an answer fewer on GET /user under load (callgrind, wrk -c16, four runs of each).
+ * Writes the answer line (logResponse) as pino would, by hand: its fields are known, few, and already safe to log, so
+ * pino's redaction pass and generic serialisation are not needed, and on every answer they cost more than the rest of
+ * GET /hello. Same destination as every other line, so lines stay in order. The line is put together from text made once
+ * where it can be (the opening, the time once a millisecond, the method and route, the message); an all-ASCII line is as
+ * many bytes as characters, so it need not be measured. Figures: docs/operations.md#the-answers-log-line
  */
 export class AnswerLines {
   readonly #destination: LineDestination;
@@ -218,10 +201,8 @@ export class AnswerLines {
   }
 
   /**
-   * One answer line at info, with the request logger's `bindings` as pino writes a child's, before the fields. False, and
-   * nothing written, for bindings this does not write as pino would (a value that is not a string, a name pino skips or
-   * serialises, a name that needs escaping): the caller logs through pino then. A request's bindings are its id, and its
-   * trace's ids when traced: strings under plain names.
+   * One answer line at info, the request logger's `bindings` first, as pino writes a child's. False, and nothing written,
+   * for bindings it would not write as pino does (not a string, a name pino skips, serialises or escapes): log through pino.
    */
   write(bindings: Record<string, unknown>, fields: AnswerFields): boolean {
     const now = Date.now();
@@ -263,11 +244,7 @@ export class AnswerLines {
     return text;
   }
 
-  /**
-   * `,"name":` for a binding's name (the same one to three names on every line); null for a name pino serialises, or one
-   * that JSON escapes or that is not ASCII. (Names pino leaves out of a child's lines never get here: the lazy logger then
-   * hands out no writer.)
-   */
+  /** `,"name":` for a binding's name; null for a name pino serialises, or one JSON escapes or that is not ASCII. */
   #prefixOf(name: string): string | null {
     let prefix = this.#prefixes.get(name);
     if (prefix === undefined) {
@@ -295,10 +272,7 @@ export class AnswerLines {
   }
 }
 
-/**
- * `text` as JSON, quoted as it stands, when none of its characters is one JSON.stringify escapes (control characters, quote,
- * backslash) or lies beyond ASCII; otherwise null. The same text as JSON.stringify's, cheaper, and as many bytes as characters.
- */
+/** `text` quoted as JSON.stringify would, when it needs no escape and is all ASCII (as many bytes as characters); else null. */
 export function quotedAsIs(text: string): string | null {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -314,8 +288,8 @@ function numberText(value: number): string {
 
 /**
  * A number as JSON.stringify writes it, made by integer arithmetic when it is a whole number of hundredths below 10^10 (a
- * response time in milliseconds, rounded): String() of a fraction runs V8's shortest-decimal search (~80 ns), while the
- * digits of two small integers are cached. The same text: such a number is the double nearest h/100, and below 2^49 the
+ * response time in milliseconds, rounded): String() of a fraction runs V8's shortest-decimal search, while the digits of
+ * two small integers are cached. The same text: such a number is the double nearest h/100, and below 2^49 the
  * shortest decimal that comes back to it is h/100's own, its trailing zeros dropped.
  */
 export function hundredthsText(value: number): string {

@@ -1,17 +1,12 @@
 // The headers nearly every answer carries, set straight into the reply's headers object: first the request id and the fixed
 // ones of security-headers.ts, in one step; then the rate budget's three.
 //
-// Through Fastify's own API, `reply.header()` per name, each one lower-cased the name again and stored it into the reply's
-// headers object by a key the store had not seen on that object's shape: under callgrind ~5,500 instructions of every answer
-// for the first seven headers (`npm run bench -- --instructions --servers service`: GET /hello 97.4k -> 91.7k, GET /user
-// 127.0k -> 121.5k). Here the headers object is a copy of one made once, in the same order (`{ ...template }` copies its
-// shape whole), with the request id written into its slot; the budget's headers are stored by constant names, each store
-// seeing the same shapes every time.
+// Performance trick. Relies on: Fastify's private `kReplyHeaders` from fastify/lib/symbols.js (an upgrade may rename it;
+// then, or when a header was set first, the public reply.header() is used). Guarded by:
+// test/unit/http/wire/answer-headers.test.ts. Figures: docs/operations.md#answer-headers-in-one-step
 //
-// That object is Fastify's, behind a symbol of its internals (fastify/lib/symbols.js): where it is not found (a Fastify that
-// keeps headers some other way), or already holds a header when the first ones are set, the headers are set through the
-// public API as before. The tests pin the result either way (test/unit/http/wire/answer-headers.test.ts, and every
-// end-to-end test that reads headers).
+// Why: reply.header() lower-cases each name again and stores it by a key new to the object's shape; a copy of one template
+// object, in the same order, with the request id written into its slot, keeps every store on shapes it has seen.
 import { createRequire } from 'node:module';
 import type { FastifyReply } from 'fastify';
 
@@ -73,8 +68,7 @@ export function setBudgetHeaders(reply: FastifyReply, limit: number, remaining: 
     reply.header('ratelimit-limit', limit).header('ratelimit-remaining', remaining).header('ratelimit-reset', resetSeconds);
     return;
   }
-  // As text: Node would otherwise turn each number into text twice, once to check it and once to write it (and check it
-  // on a slower path of RegExp.prototype.test, which takes strings the fast way).
+  // As text: Node would otherwise turn each number into text twice, once to check it and once to write it.
   headers['ratelimit-limit'] = `${limit}`;
   headers['ratelimit-remaining'] = `${remaining}`;
   headers['ratelimit-reset'] = `${resetSeconds}`;

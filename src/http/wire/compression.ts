@@ -1,8 +1,8 @@
 // Compressed answers for the few bodies worth it (the timezone list, the OpenAPI document, the docs page's assets): each
 // compressed once, when first asked for, and kept; never compressed per request. Everything else is small and goes as is.
 //
-// Done here rather than through @fastify/compress: that plugin compresses every answer again on every request (for the
-// 1.6 MB Swagger UI bundle, ~25 ms of CPU each, on a route no rate budget covers), and adds a hook to every route it covers.
+// Done here rather than through @fastify/compress: that plugin compresses every answer again on every request (the
+// Swagger UI bundle too, on a route no rate budget covers), and adds a hook to every route it covers.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify';
 import { readFile } from 'node:fs/promises';
@@ -25,8 +25,8 @@ export interface Precompressed {
 export const COMPRESS_AT_LEAST_BYTES = 1024;
 
 /**
- * Brotli's best (11) for bodies up to 256 KB; above that 9, which is 9 % larger but 25 times quicker (the 1.6 MB Swagger UI
- * bundle: 3.1 s of CPU at 11 on this project's machine, 0.13 s at 9).
+ * Brotli's best (11) for bodies up to 256 KB; above that 9, a little larger but many times quicker on the Swagger UI
+ * bundle (docs/operations.md#smaller-measured-choices).
  */
 function brotliParams(size: number): Record<number, number> {
   return { [constants.BROTLI_PARAM_QUALITY]: size <= 256 * 1024 ? 11 : 9, [constants.BROTLI_PARAM_SIZE_HINT]: size };

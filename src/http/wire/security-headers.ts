@@ -23,8 +23,8 @@ export function fixedSecurityHeaders(options: SecurityHeadersOptions): Readonly<
 /**
  * Every answer's fixed headers, set in one call by the pipeline: the security headers, Cache-Control: no-store (answers carry
  * account data; a route may say otherwise later, as the timezone list does), and whatever the app adds (the sandbox's
- * X-Environment). Computed once: @fastify/helmet rebuilt its middleware on every request, which the profile showed at 3-4%
- * of the CPU of a GET, for headers that never change.
+ * X-Environment). Computed once: @fastify/helmet rebuilt its middleware on every request, for headers that never change
+ * (docs/operations.md#smaller-measured-choices).
  */
 export function everyAnswerHeaders(options: SecurityHeadersOptions, extra: Readonly<Record<string, string>> = {}): Readonly<Record<string, string>> {
   return { ...fixedSecurityHeaders(options), 'Cache-Control': 'no-store', ...extra };

@@ -6,8 +6,8 @@ let driver: typeof pg | undefined;
 
 /**
  * The `pg` module, required on first use. `openStore` is synchronous, so this is a require (pg is CommonJS, and its ESM entry
- * re-exports the same objects), not a dynamic import. Loaded at start-up it cost every SQLite server its load time (~14 ms)
- * and ~1.5 MB resident (an idle server: 156.0-158.8 MB against 157.7-160.4, three starts each).
+ * re-exports the same objects), not a dynamic import. Loaded at start-up it cost every SQLite server its load time
+ * and memory (docs/operations.md#performance-and-memory).
  */
 export function pgDriver(): typeof pg {
   driver ??= createRequire(import.meta.url)('pg') as typeof pg;

@@ -674,11 +674,13 @@ export class SqliteStore implements Store {
   }
 
   /**
+   * Performance trick (the credential lookup per turn). Relies on: the WAL-index read (wal-index-header.ts) and setImmediate
+   * running in the turn's check phase, before the next poll. Guarded by: test/unit/store/wal-index-header.test.ts and
+   * test/unit/store/wal-index-header-locks.test.ts. Figures: docs/operations.md#the-credential-lookup-per-turn
+   *
    * A look at the WAL-index header answers for every request read before it, so one look serves many: the first lookup of a
-   * turn of the event loop looks at once and is answered at once (no promise: a server under light load never waits), and
-   * the lookups after it in the same turn, whose requests were read after that look, wait for one more look, made for all of
-   * them in the turn's check phase (setImmediate, before the loop polls for more input). Under load one turn reads many
-   * requests: two header reads serve them all, where a read per request was most of authentication's cost.
+   * turn looks at once and is answered at once (no promise: a server under light load never waits); the lookups after it in
+   * the same turn wait for one more look, made for all of them in the turn's check phase.
    */
   findCredential(keyId: string): Credential | null | Promise<Credential | null> {
     if (!this.#credentials.enabled) return this.#readCredential(keyId);

@@ -1,15 +1,14 @@
 // Tells, with one read of 96 bytes, whether any connection may have committed since the last look: the header of SQLite's
 // WAL index (the database's -shm file) changes with every commit, whichever process makes it.
 //
-// Why: the credential cache must see another connection's commit (a revocation by the CLI, another worker) on the very next
-// request. `PRAGMA data_version` tells exactly, but it is a read transaction, with file locks taken and released (three
-// system calls, ~1.9 µs on this machine) on every authenticated request. Reading the header is one pread (~0.8 µs). It is a
-// first filter only: when the header moved, the store still asks data_version, which alone says whether the commit was
-// another connection's (our own commits move the header too, and must not empty the cache).
+// Performance trick. Relies on: the WAL-index header layout (https://www.sqlite.org/walformat.html), shared memory between
+// processes of different SQLite versions and so fixed; checked at open (version 3007000, initialised), and when it is not
+// as expected every look asks data_version. Guarded by: test/unit/store/wal-index-header.test.ts and
+// test/unit/store/wal-index-header-locks.test.ts. Figures: docs/operations.md#the-wal-index-read
 //
-// The layout read here (https://www.sqlite.org/walformat.html, "The WAL-Index Header") is shared memory between processes
-// that may run different SQLite versions, which is why it does not change; it is checked at open (version 3007000 in the
-// host's byte order, initialised) and, when it is not what is expected, every look asks data_version.
+// Why: the credential cache must see another connection's commit on the very next request, and `PRAGMA data_version` is a
+// read transaction with file locks on every request; one pread is less. It is a first filter only: when the header moved,
+// data_version still decides whether the commit was another connection's (our own move it too).
 //
 // Closing any descriptor of a file drops every POSIX lock this process holds on it, and SQLite locks the -shm file (among
 // others, the lock that tells other processes this one has it mapped: without it, the next to open would reinitialise it).
