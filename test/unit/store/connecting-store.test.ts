@@ -202,3 +202,17 @@ describe('ConnectingStore', () => {
     assert.equal(seen[1]![4], options, 'updateTimezone lost its conditions');
   });
 });
+
+describe('forwarding every store method without a list', () => {
+  test('a method an engine gains is forwarded by the connecting store (refused before connecting) and traced by the traced store', async () => {
+    // An engine with one method no wrapper has ever heard of: adding a store method must not need an edit of either wrapper.
+    const engine = { engine: 'fake', environment: 'live', brandNewMethod: async (value: number) => value * 2, close: async () => undefined } as unknown as Store & {
+      brandNewMethod(value: number): Promise<number>;
+    };
+    const connecting = new ConnectingStore(engine) as unknown as typeof engine;
+    await assert.rejects(connecting.brandNewMethod(2), isCode('store_unavailable'));
+    await (connecting as unknown as ConnectingStore).connect({ prepare: async () => 'ok', retryable: () => true, log: recordingLog(), target: 'fake' });
+    assert.equal(await connecting.brandNewMethod(21), 42, 'a connected store did not forward a method it was never told of');
+    await connecting.close();
+  });
+});

@@ -52,3 +52,10 @@ test('a failing call rejects with the same error, and its span says it failed an
   assert.equal(span?.attributes['error.type'], 'account_not_found');
   assert.equal(span?.attributes['db.system.name'], 'postgresql');
 });
+
+test('a method an engine gains is traced without an edit of the traced store', async () => {
+  const inner = { engine: 'sqlite', environment: 'live', brandNewMethod: async (value: number) => value + 1 } as unknown as Store;
+  const { store, exporter } = tracedOver(inner);
+  assert.equal(await (store as unknown as { brandNewMethod(value: number): Promise<number> }).brandNewMethod(1), 2);
+  assert.deepEqual(exporter.getFinishedSpans().map((span) => span.name), ['store.brandNewMethod']);
+});
