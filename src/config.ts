@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import type { KeyEnvironment } from './domain/api-keys.ts';
 import type { WebhookSettings } from './webhooks/delivery-worker.ts';
-import { DEFAULT_RETRY_SCHEDULE_MS } from './webhooks/retry-schedule.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS } from './domain/webhooks/retry-schedule.ts';
 import { DELIVERY_TIMEOUT_MS } from './webhooks/send-delivery.ts';
 import packageJson from '../package.json' with { type: 'json' };
 

@@ -32,7 +32,7 @@ import type {
   OutboxStats,
   WebhookEndpoint,
   WebhookEndpointPosition,
-} from '../webhooks/webhook-store.ts';
+} from './webhook-store.ts';
 import { storeNotConnected } from './store-errors.ts';
 
 /**

@@ -3,11 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Store } from '../store/store.ts';
 import { untraced, type SpanRunner } from '../tracing/tracing.ts';
-import { nextAttemptAt } from './retry-schedule.ts';
+import { nextAttemptAt } from '../domain/webhooks/retry-schedule.ts';
 import { openSecret } from './secret-sealing.ts';
 import { sendDelivery, type SendOptions, type SendResult } from './send-delivery.ts';
 import type { WebhookMetrics } from './webhook-metrics.ts';
-import type { ClaimedDelivery } from './webhook-store.ts';
+import type { ClaimedDelivery } from '../store/webhook-store.ts';
 
 export interface WebhookSettings {
   /** Lets webhooks reach private, loopback and link-local addresses (WEBHOOK_ALLOW_PRIVATE=1). */

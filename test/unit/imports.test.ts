@@ -60,22 +60,7 @@ const KNOWN_CYCLES: readonly string[] = [
 const KNOWN_BACK_ARROWS: readonly string[] = [
   // Settings types and defaults declared beside the code that uses them instead of in config.ts.
   'config.ts (config) -> webhooks/delivery-worker.ts (faces)',
-  'config.ts (config) -> webhooks/retry-schedule.ts (faces)',
   'config.ts (config) -> webhooks/send-delivery.ts (faces)',
-  // The pure webhook definitions and the webhook store's interface live in webhooks/, beside the sender.
-  'store/connecting-store.ts (store) -> webhooks/webhook-store.ts (faces)',
-  'store/postgres/postgres-store.ts (store) -> webhooks/events.ts (faces)',
-  'store/postgres/postgres-store.ts (store) -> webhooks/webhook-store.ts (faces)',
-  'store/postgres/webhook-rows.ts (store) -> webhooks/events.ts (faces)',
-  'store/postgres/webhook-rows.ts (store) -> webhooks/retry-schedule.ts (faces)',
-  'store/postgres/webhook-rows.ts (store) -> webhooks/webhook-errors.ts (faces)',
-  'store/postgres/webhook-rows.ts (store) -> webhooks/webhook-store.ts (faces)',
-  'store/sqlite/sqlite-store.ts (store) -> webhooks/webhook-store.ts (faces)',
-  'store/sqlite/webhook-rows.ts (store) -> webhooks/events.ts (faces)',
-  'store/sqlite/webhook-rows.ts (store) -> webhooks/retry-schedule.ts (faces)',
-  'store/sqlite/webhook-rows.ts (store) -> webhooks/webhook-errors.ts (faces)',
-  'store/sqlite/webhook-rows.ts (store) -> webhooks/webhook-store.ts (faces)',
-  'store/store.ts (store) -> webhooks/webhook-store.ts (faces)',
   // The tracing step redacts the path and binds ids to the logger with http/observability's own functions.
   'tracing/request-spans.ts (tracing) -> http/observability/key-redaction.ts (faces)',
   'tracing/request-spans.ts (tracing) -> http/observability/lazy-child-logger.ts (faces)',

@@ -51,7 +51,7 @@ import { claimKey, completeKey, lockHeldKey, pruneKeys, releaseKey } from './ide
 import { READ_ENVIRONMENT_SQL, recordEnvironment } from './deployment.ts';
 import { applyMigrations } from './migrate.ts';
 import * as webhookRows from './webhook-rows.ts';
-import { newEventId } from '../../webhooks/events.ts';
+import { newEventId } from '../../domain/webhooks/events.ts';
 import type {
   AttemptOutcome,
   ClaimedDelivery,
@@ -60,7 +60,7 @@ import type {
   OutboxStats,
   WebhookEndpoint,
   WebhookEndpointPosition,
-} from '../../webhooks/webhook-store.ts';
+} from '../webhook-store.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
 import { pgDriver } from './pg-driver.ts';
 

@@ -1,5 +1,4 @@
 // When a failed delivery is tried again: the configured delays, each stretched or shrunk by up to a fifth at random.
-import type { AttemptOutcome } from './webhook-store.ts';
 
 const S = 1000;
 const M = 60 * S;
@@ -24,8 +23,15 @@ export function nextAttemptAt(schedule: readonly number[], attemptsMade: number,
   return new Date(now.getTime() + Math.round(jittered));
 }
 
+/** What of the last attempt the reason names: the store's AttemptOutcome has these, and this module stays below the store. */
+export interface LastAttempt {
+  readonly attemptedAt: Date;
+  readonly status: number | null;
+  readonly error: string | null;
+}
+
 /** What an operator reads in `webhooks list` when an endpoint was disabled for failing. */
-export function failureReason(since: string, outcome: AttemptOutcome): string {
+export function failureReason(since: string, outcome: LastAttempt): string {
   const last = outcome.status === null ? (outcome.error ?? 'no answer') : `HTTP ${outcome.status}`;
   return `every delivery failed since ${since}; the last: ${last} at ${outcome.attemptedAt.toISOString()}`;
 }
