@@ -10,6 +10,9 @@ const H = 60 * M;
  */
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [5 * S, 5 * M, 30 * M, 2 * H, 5 * H, 10 * H, 14 * H, 20 * H, 24 * H, 24 * H];
 
+/** A 2xx within this is a success; the issue fixes it, so it is not a setting (a lease must outlast it: config.ts). */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+
 /** Jitter: receivers that failed together are not all knocked on again in the same second. */
 const JITTER = 0.2;
 
