@@ -1,9 +1,9 @@
 // What the rest of the service knows of tracing: one object when OTEL_EXPORTER_OTLP_ENDPOINT is set, null when not.
 //
-// This module imports nothing of OpenTelemetry: the SDK is loaded (otel-tracing.ts) only when tracing is configured, so an
-// untraced server loads no module, adds no hook and wraps no store for it (issue 13: every per-request step is counted).
+// This module imports nothing of OpenTelemetry: the SDK is loaded (otel-tracing.ts, by start-tracing.ts) only when tracing
+// is configured, so an untraced server loads no module, adds no hook and wraps no store for it (issue 13: every per-request
+// step is counted).
 import type { FastifyInstance } from 'fastify';
-import type { TracingSettings } from '../config.ts';
 import type { Store } from '../store/store.ts';
 
 export type SpanAttributes = Readonly<Record<string, string | number | boolean>>;
@@ -33,10 +33,3 @@ const NO_NOTES: SpanNotes = { setAttribute: () => {} };
 
 /** The SpanRunner of an untraced server: runs the work, and nothing else. */
 export const untraced: SpanRunner = (_name, _attributes, work) => work(NO_NOTES);
-
-/** Null when tracing is not configured; otherwise starts the OpenTelemetry SDK (one per process: serve's workers each have one). */
-export async function createTracing(settings: TracingSettings | null, version: string): Promise<Tracing | null> {
-  if (settings === null) return null;
-  const { startTracing } = await import('./otel-tracing.ts');
-  return startTracing(settings, version);
-}
