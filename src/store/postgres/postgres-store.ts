@@ -31,7 +31,8 @@ import {
 } from '../store.ts';
 import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
 import { accountCreated, accountDeleted, keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
-import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents, type Query } from './audit-rows.ts';
+import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents } from './audit-rows.ts';
+import type { Query } from './query.ts';
 import { assertSchemaCurrent } from '../migrations.ts';
 import {
   accountGone,

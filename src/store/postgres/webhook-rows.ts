@@ -14,9 +14,7 @@ import type {
 import { MAX_WEBHOOK_ENDPOINTS } from '../webhook-store.ts';
 import type { NewAuditEvent } from '../store.ts';
 import { failureReason } from '../../domain/webhooks/retry-schedule.ts';
-import type { Query } from './audit-rows.ts';
-
-type Row = Record<string, unknown>;
+import type { Query, Row } from './query.ts';
 
 const ENDPOINT_COLUMNS = 'endpoint_id, url, description, event_types, created_at, disabled_at, disabled_reason, failing_since';
 const iso = (value: unknown) => (value instanceof Date ? value : new Date(String(value))).toISOString();
