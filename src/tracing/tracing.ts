@@ -3,7 +3,7 @@
 // This module imports nothing of OpenTelemetry: the SDK is loaded (otel-tracing.ts, by start-tracing.ts) only when tracing
 // is configured, so an untraced server loads no module, adds no hook and wraps no store for it (issue 13: every per-request
 // step is counted).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Store } from '../store/store.ts';
 
 export type SpanAttributes = Readonly<Record<string, string | number | boolean>>;
@@ -19,9 +19,20 @@ export interface SpanNotes {
  */
 export type SpanRunner = <T>(name: string, attributes: SpanAttributes, work: (span: SpanNotes) => Promise<T>) => Promise<T>;
 
+/**
+ * What the request spans take from the request log (src/http/observability/): handed in by the pipeline, so tracing,
+ * which the pipeline runs inside, never imports from above it.
+ */
+export interface RequestLogging {
+  /** The path as the request log shows it: a key pasted into it never leaves the process. */
+  loggablePath(url: string): string;
+  /** The request's logger with more fields on every line. */
+  withBindings(log: FastifyBaseLogger, bindings: Parameters<FastifyBaseLogger['child']>[0]): FastifyBaseLogger;
+}
+
 export interface Tracing {
   /** The pipeline's extra step (src/http/pipeline.ts): a server span per request, continuing the caller's `traceparent`. */
-  traceRequests(app: FastifyInstance): void;
+  traceRequests(app: FastifyInstance, logging: RequestLogging): void;
   /** The store with every call a `store.<method>` span, a child of the request's. */
   traceStore(store: Store): Store;
   readonly traced: SpanRunner;
