@@ -2,9 +2,7 @@
 import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import type { KeyEnvironment } from './domain/api-keys.ts';
-import type { WebhookSettings } from './webhooks/delivery-worker.ts';
-import { DEFAULT_RETRY_SCHEDULE_MS } from './webhooks/retry-schedule.ts';
-import { DELIVERY_TIMEOUT_MS } from './webhooks/send-delivery.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_TIMEOUT_MS } from './domain/webhooks/retry-schedule.ts';
 import packageJson from '../package.json' with { type: 'json' };
 
 const packageVersion: string = packageJson.version;
@@ -104,6 +102,24 @@ export interface TracingSettings {
   readonly sampler: (typeof TRACE_SAMPLERS)[number];
   /** The share of traces kept by the `traceidratio` samplers (OTEL_TRACES_SAMPLER_ARG), 0 to 1. */
   readonly sampleRatio: number;
+}
+
+/** What the webhook delivery worker runs with (webhooks/delivery-worker.ts). */
+export interface WebhookSettings {
+  /** Lets webhooks reach private, loopback and link-local addresses (WEBHOOK_ALLOW_PRIVATE=1). */
+  readonly allowPrivate: boolean;
+  /** The waits between attempts; one attempt more than there are waits. */
+  readonly retryScheduleMs: readonly number[];
+  /** How long a claimed delivery is this worker's alone: longer than an attempt can take. */
+  readonly leaseMs: number;
+  /** Deliveries in flight at once, per process. */
+  readonly concurrency: number;
+  /** How often the outbox is looked at when nothing is due. */
+  readonly pollIntervalMs: number;
+  /** An endpoint whose every delivery failed for this long is disabled. */
+  readonly disableAfterMs: number;
+  /** Seals the signing secrets at rest (WEBHOOK_SECRETS_KEY); null: they are stored as they are. */
+  readonly secretsKey: Buffer | null;
 }
 
 export interface MetricsSettings {

@@ -13,7 +13,8 @@ import { PRUNE_INTERVAL_MS, pruneIdempotencyKeysEvery } from './store/idempotenc
 import { describeDatabase, openStore } from './store/open-store.ts';
 import { openRedis } from './store/redis-client.ts';
 import type { Store } from './store/store.ts';
-import { createTracing, untraced, type SpanRunner, type Tracing } from './tracing/tracing.ts';
+import { createTracing } from './tracing/start-tracing.ts';
+import { untraced, type SpanRunner, type Tracing } from './tracing/tracing.ts';
 
 export interface RunningServer {
   readonly app: FastifyInstance;

@@ -3,7 +3,7 @@ import type { Config } from '../config.ts';
 import { UsageError, printJson, printLine, printNote, printTable, type CliContext } from './cli-context.ts';
 import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
 import type { Store } from '../store/store.ts';
-import { WEBHOOK_EVENT_TYPES } from '../webhooks/events.ts';
+import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
 import {
   addWebhookEndpoint,
   disableWebhookEndpoint,
@@ -13,7 +13,7 @@ import {
   redeliverWebhookEvent,
 } from '../webhooks/webhook-operations.ts';
 import { attemptJson, endpointJson } from '../webhooks/representations.ts';
-import { MAX_WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../webhooks/webhook-store.ts';
+import { MAX_WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../store/webhook-store.ts';
 
 export const WEBHOOKS: CommandGroup = {
   name: 'webhooks',

@@ -7,6 +7,8 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { recordAnswer, type RecordedRoute } from './observability/answer-records.ts';
+import { loggablePath } from './observability/key-redaction.ts';
+import { withBindings } from './observability/lazy-child-logger.ts';
 import { Drain } from './drain-on-close.ts';
 import { METRICS_PATH, type Metrics } from './observability/metrics.ts';
 import { LoadMonitor } from './limits/overload.ts';
@@ -91,8 +93,9 @@ export const pipeline = fp(
     });
 
     // 0. Only with tracing on: a span per request (src/tracing/request-spans.ts), its own onRequest (registered first, so
-    //    the steps below run inside the span) and onResponse hooks. Off, nothing is registered.
-    if (options.tracing !== null) options.tracing.traceRequests(app);
+    //    the steps below run inside the span) and onResponse hooks. Off, nothing is registered. Its log lines and its path
+    //    are the request log's own, handed in (tracing sits below http/).
+    if (options.tracing !== null) options.tracing.traceRequests(app, { loggablePath, withBindings });
 
     // 1. Every answer, refusals included, carries the request id and the fixed headers, set in one step (answer-headers.ts;
     //    failures also set the id themselves: Fastify runs no hooks for a URL its router cannot decode).

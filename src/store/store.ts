@@ -1,7 +1,8 @@
 // The store interface: everything the routes and the CLI need from a database, engine-agnostic.
 import type { KeyEnvironment } from '../domain/api-keys.ts';
+import type { NewAuditEvent } from '../domain/audit-events.ts';
 import type { EnvironmentSource } from './deployment.ts';
-import type { WebhookStore } from '../webhooks/webhook-store.ts';
+import type { WebhookStore } from './webhook-store.ts';
 
 export interface Account {
   readonly id: number;
@@ -144,35 +145,8 @@ export interface AuditActor {
   readonly address: string | null;
 }
 
-export const AUDIT_ACTIONS = [
-  'account.created',
-  'account.updated',
-  'account.premium_changed',
-  'account.deleted',
-  'key.created',
-  'key.rolled',
-  'key.revoked',
-  'admin_token.created',
-  'admin_token.revoked',
-] as const;
-
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
-
-/** A field's value before and after a change; null where there was none (a creation, a deletion). */
-export interface FieldChange {
-  readonly old: string | number | boolean | null;
-  readonly new: string | number | boolean | null;
-}
-
-export type AuditChanges = Readonly<Record<string, FieldChange>>;
-
-/** One entry to record, beside the change it describes. Never a secret: key ids only, never a key or its hash. */
-export interface NewAuditEvent {
-  readonly action: AuditAction;
-  readonly accountId: number | null;
-  readonly username: string | null;
-  readonly changes: AuditChanges;
-}
+// The audit entry's shape is a domain definition (webhook events are built from it); kept here too for the store's users.
+export { AUDIT_ACTIONS, type AuditAction, type AuditChanges, type FieldChange, type NewAuditEvent } from '../domain/audit-events.ts';
 
 export interface AuditEvent extends NewAuditEvent, AuditActor {
   readonly id: number;

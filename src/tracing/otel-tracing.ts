@@ -49,7 +49,7 @@ export function startTracing(settings: TracingSettings, version: string, exporte
   };
 
   return {
-    traceRequests: (app) => traceRequests(app, requests),
+    traceRequests: (app, logging) => traceRequests(app, requests, logging),
     traceStore: (store) => new TracedStore(store, { tracer, contexts }),
     traced,
     shutdown: async () => {

@@ -11,8 +11,7 @@ import {
   ATTR_URL_PATH,
 } from '@opentelemetry/semantic-conventions';
 import type { FastifyInstance } from 'fastify';
-import { loggablePath } from '../http/observability/key-redaction.ts';
-import { withBindings } from '../http/observability/lazy-child-logger.ts';
+import type { RequestLogging } from './tracing.ts';
 
 export interface RequestTracer {
   readonly tracer: Tracer;
@@ -28,7 +27,7 @@ declare module 'fastify' {
 }
 
 /** Adds the step's hooks: registered only when tracing is configured, so an untraced server pays nothing for them. */
-export function traceRequests(app: FastifyInstance, { tracer, contexts, propagator }: RequestTracer): void {
+export function traceRequests(app: FastifyInstance, { tracer, contexts, propagator }: RequestTracer, { loggablePath, withBindings }: RequestLogging): void {
   app.decorateRequest('traceSpan', null);
 
   // First of the pipeline's onRequest steps (pipeline.ts registers it before its own): authentication's credential lookup

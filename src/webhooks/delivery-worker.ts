@@ -1,30 +1,14 @@
 // serve's background sender: claims due deliveries under a lease, sends a bounded number at once, records each attempt.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { WebhookSettings } from '../config.ts';
 import type { Store } from '../store/store.ts';
 import { untraced, type SpanRunner } from '../tracing/tracing.ts';
-import { nextAttemptAt } from './retry-schedule.ts';
+import { nextAttemptAt } from '../domain/webhooks/retry-schedule.ts';
 import { openSecret } from './secret-sealing.ts';
 import { sendDelivery, type SendOptions, type SendResult } from './send-delivery.ts';
 import type { WebhookMetrics } from './webhook-metrics.ts';
-import type { ClaimedDelivery } from './webhook-store.ts';
-
-export interface WebhookSettings {
-  /** Lets webhooks reach private, loopback and link-local addresses (WEBHOOK_ALLOW_PRIVATE=1). */
-  readonly allowPrivate: boolean;
-  /** The waits between attempts; one attempt more than there are waits. */
-  readonly retryScheduleMs: readonly number[];
-  /** How long a claimed delivery is this worker's alone: longer than an attempt can take. */
-  readonly leaseMs: number;
-  /** Deliveries in flight at once, per process. */
-  readonly concurrency: number;
-  /** How often the outbox is looked at when nothing is due. */
-  readonly pollIntervalMs: number;
-  /** An endpoint whose every delivery failed for this long is disabled. */
-  readonly disableAfterMs: number;
-  /** Seals the signing secrets at rest (WEBHOOK_SECRETS_KEY); null: they are stored as they are. */
-  readonly secretsKey: Buffer | null;
-}
+import type { ClaimedDelivery } from '../store/webhook-store.ts';
 
 export interface DeliveryWorkerOptions {
   readonly store: Store;

@@ -4,9 +4,8 @@ import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { checkedAddress, parseWebhookUrl, type Resolve, resolveHost } from './address-check.ts';
 import { signedHeaders } from './signature.ts';
+import { DELIVERY_TIMEOUT_MS } from '../domain/webhooks/retry-schedule.ts';
 
-/** A 2xx within this is a success; the issue fixes it, so it is not a setting. */
-export const DELIVERY_TIMEOUT_MS = 10_000;
 /** How much of an answer is kept for `webhooks deliveries`. */
 export const RESPONSE_EXCERPT_BYTES = 256;
 

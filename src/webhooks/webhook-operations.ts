@@ -4,11 +4,11 @@ import { randomBytes } from 'node:crypto';
 import { DomainError } from '../domain/errors.ts';
 import type { Store } from '../store/store.ts';
 import { checkedAddress, parseWebhookUrl } from './address-check.ts';
-import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from './events.ts';
+import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
 import { sealSecret } from './secret-sealing.ts';
 import { newSigningSecret } from './signature.ts';
-import { invalidWebhookEvents, invalidWebhookUrl } from './webhook-errors.ts';
-import type { DeliveryAttempt, WebhookEndpoint } from './webhook-store.ts';
+import { invalidWebhookEvents, invalidWebhookUrl } from '../domain/webhooks/webhook-errors.ts';
+import type { DeliveryAttempt, WebhookEndpoint } from '../store/webhook-store.ts';
 
 export interface NewEndpointRequest {
   readonly url: string;

@@ -1,9 +1,7 @@
 // The audit trail's rows in PostgreSQL: written by the caller's transaction (or statement), read back as AuditEvents.
 import type { AuditActor, AuditEvent, AuditQuery, NewAuditEvent } from '../store.ts';
+import type { Query, Row } from './query.ts';
 import { deleteWebhookEventsBefore, insertWebhookEvent } from './webhook-rows.ts';
-
-type Row = Record<string, unknown>;
-export type Query = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
 
 const AUDIT_COLUMNS = 'id, occurred_at, actor, action, account_id, username, changes, request_id, address';
 const DEFAULT_AUDIT_LIMIT = 1000;

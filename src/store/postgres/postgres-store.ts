@@ -31,7 +31,8 @@ import {
 } from '../store.ts';
 import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
 import { accountCreated, accountDeleted, keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
-import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents, type Query } from './audit-rows.ts';
+import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents } from './audit-rows.ts';
+import type { Query } from './query.ts';
 import { assertSchemaCurrent } from '../migrations.ts';
 import {
   accountGone,
@@ -51,7 +52,7 @@ import { claimKey, completeKey, lockHeldKey, pruneKeys, releaseKey } from './ide
 import { READ_ENVIRONMENT_SQL, recordEnvironment } from './deployment.ts';
 import { applyMigrations } from './migrate.ts';
 import * as webhookRows from './webhook-rows.ts';
-import { newEventId } from '../../webhooks/events.ts';
+import { newEventId } from '../../domain/webhooks/events.ts';
 import type {
   AttemptOutcome,
   ClaimedDelivery,
@@ -60,7 +61,7 @@ import type {
   OutboxStats,
   WebhookEndpoint,
   WebhookEndpointPosition,
-} from '../../webhooks/webhook-store.ts';
+} from '../webhook-store.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
 import { pgDriver } from './pg-driver.ts';
 

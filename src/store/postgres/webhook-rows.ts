@@ -1,7 +1,7 @@
 // Webhooks' rows in PostgreSQL: the outbox written by a change's transaction, endpoints, deliveries claimed with
 // FOR UPDATE SKIP LOCKED under a lease, and attempts.
-import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../webhooks/events.ts';
-import { tooManyWebhookEndpoints, webhookEndpointNotFound, webhookEventNotFound } from '../../webhooks/webhook-errors.ts';
+import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../domain/webhooks/events.ts';
+import { tooManyWebhookEndpoints, webhookEndpointNotFound, webhookEventNotFound } from '../../domain/webhooks/webhook-errors.ts';
 import type {
   AttemptOutcome,
   ClaimedDelivery,
@@ -10,13 +10,11 @@ import type {
   OutboxStats,
   WebhookEndpoint,
   WebhookEndpointPosition,
-} from '../../webhooks/webhook-store.ts';
-import { MAX_WEBHOOK_ENDPOINTS } from '../../webhooks/webhook-store.ts';
+} from '../webhook-store.ts';
+import { MAX_WEBHOOK_ENDPOINTS } from '../webhook-store.ts';
 import type { NewAuditEvent } from '../store.ts';
-import { failureReason } from '../../webhooks/retry-schedule.ts';
-import type { Query } from './audit-rows.ts';
-
-type Row = Record<string, unknown>;
+import { failureReason } from '../../domain/webhooks/retry-schedule.ts';
+import type { Query, Row } from './query.ts';
 
 const ENDPOINT_COLUMNS = 'endpoint_id, url, description, event_types, created_at, disabled_at, disabled_reason, failing_since';
 const iso = (value: unknown) => (value instanceof Date ? value : new Date(String(value))).toISOString();

@@ -1,7 +1,7 @@
 // Webhooks' rows in SQLite: the outbox written inside a change's transaction, endpoints, leased deliveries and attempts.
 import type { StatementSync } from 'node:sqlite';
-import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../webhooks/events.ts';
-import { tooManyWebhookEndpoints, webhookEndpointNotFound, webhookEventNotFound } from '../../webhooks/webhook-errors.ts';
+import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../domain/webhooks/events.ts';
+import { tooManyWebhookEndpoints, webhookEndpointNotFound, webhookEventNotFound } from '../../domain/webhooks/webhook-errors.ts';
 import type {
   AttemptOutcome,
   ClaimedDelivery,
@@ -10,10 +10,10 @@ import type {
   OutboxStats,
   WebhookEndpoint,
   WebhookEndpointPosition,
-} from '../../webhooks/webhook-store.ts';
-import { MAX_WEBHOOK_ENDPOINTS } from '../../webhooks/webhook-store.ts';
+} from '../webhook-store.ts';
+import { MAX_WEBHOOK_ENDPOINTS } from '../webhook-store.ts';
 import type { NewAuditEvent } from '../store.ts';
-import { failureReason } from '../../webhooks/retry-schedule.ts';
+import { failureReason } from '../../domain/webhooks/retry-schedule.ts';
 
 type Row = Record<string, unknown>;
 type Prepare = (sql: string) => StatementSync;

@@ -9,7 +9,8 @@ import { loadTimezoneCatalog } from '../../../src/domain/timezones.ts';
 import { createMetrics } from '../../../src/http/observability/metrics.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import { startTracing } from '../../../src/tracing/otel-tracing.ts';
-import { createTracing, type Tracing } from '../../../src/tracing/tracing.ts';
+import { createTracing } from '../../../src/tracing/start-tracing.ts';
+import type { Tracing } from '../../../src/tracing/tracing.ts';
 
 /** The hooks Fastify lists for GET /api/v0/user: kind -> function names, in the order they run. */
 async function hooksOfUserRoute(config: Config, tracing: Tracing | null): Promise<Record<string, string[]>> {

@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Store } from '../../../src/store/store.ts';
 import type { SpanRunner } from '../../../src/tracing/tracing.ts';
-import { startDeliveryWorker, type WebhookSettings } from '../../../src/webhooks/delivery-worker.ts';
+import type { WebhookSettings } from '../../../src/config.ts';
+import { startDeliveryWorker } from '../../../src/webhooks/delivery-worker.ts';
 import type { SendResult } from '../../../src/webhooks/send-delivery.ts';
-import type { AttemptOutcome, ClaimedDelivery } from '../../../src/webhooks/webhook-store.ts';
+import type { AttemptOutcome, ClaimedDelivery } from '../../../src/store/webhook-store.ts';
 
 const settings: WebhookSettings = { allowPrivate: true, retryScheduleMs: [1000], leaseMs: 60_000, concurrency: 2, pollIntervalMs: 10, disableAfterMs: 86_400_000, secretsKey: null };
 const quiet = { info: () => undefined, warn: () => undefined };

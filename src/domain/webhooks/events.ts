@@ -1,6 +1,6 @@
 // The events webhooks send: one per audited change to an account or a key, as the JSON body {id, type, created_at, data}.
 import { randomBytes } from 'node:crypto';
-import { AUDIT_ACTIONS, type AuditAction, type AuditChanges, type NewAuditEvent } from '../store/store.ts';
+import { AUDIT_ACTIONS, type AuditAction, type AuditChanges, type NewAuditEvent } from '../audit-events.ts';
 
 /**
  * Every audit action but admin_token.*: admin tokens are the operator's own, and telling a receiver when one was made

@@ -1,8 +1,8 @@
 // The retry schedule: at least three days by default, each wait jittered by at most a fifth, then given up.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_RETRY_SCHEDULE_MS, nextAttemptAt } from '../../../src/webhooks/retry-schedule.ts';
-import { loadConfig } from '../../../src/config.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS, nextAttemptAt } from '../../../../src/domain/webhooks/retry-schedule.ts';
+import { loadConfig } from '../../../../src/config.ts';
 
 test('the default schedule retries for more than three days', () => {
   const total = DEFAULT_RETRY_SCHEDULE_MS.reduce((sum, ms) => sum + ms, 0);

@@ -1,5 +1,5 @@
 // The failures webhook operations and both stores report in the same words.
-import { DomainError } from '../domain/errors.ts';
+import { DomainError } from '../errors.ts';
 
 export function webhookEndpointNotFound(endpointId: string): DomainError {
   return new DomainError('not_found', 'webhook_endpoint_not_found', `No webhook endpoint has the id '${endpointId}'.`, { field: 'endpoint_id' });

@@ -1,0 +1,107 @@
+// Imports under src/ run one way (STYLE.md, "Imports run one way"; issue 27): no cycle, and no arrow from a lower layer up.
+// Type-only imports count as much as any other: a type that lives above is a layering smell even though it is erased.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { findBackArrows, findCycles, readImportGraph, type BackArrow, type ImportGraph } from '../support/import-layers.ts';
+
+const SRC = join(import.meta.dirname, '../../src');
+
+/**
+ * Lowest first. A file belongs to the layer of its longest matching prefix, so one file can sit apart from its folder;
+ * a file no prefix claims fails the test, so a new folder is placed here on purpose.
+ */
+const LAYERS: readonly (readonly [name: string, prefixes: readonly string[]])[] = [
+  // Pure rules and definitions: no HTTP, no SQL, no settings (webhook events, errors and retry schedule among them).
+  ['domain', ['domain/']],
+  // Every settings type, parsed once from the environment and flags.
+  ['config', ['config.ts']],
+  ['store', ['store/']],
+  // The one implementation of every change; the sandbox's demo accounts are seeded through the store as operations are.
+  ['operations', ['operations/', 'sandbox/']],
+  // Spans, below what serves requests: the pipeline, the admin port and the webhook worker all run inside them.
+  ['tracing', ['tracing/']],
+  // The faces and what runs beside requests: the public routes, the admin API, the webhook sender and worker.
+  ['faces', ['http/', 'routes/', 'admin/', 'webhooks/']],
+  // The factories that build the ports from the faces; admin-app.ts builds the admin port as app.ts builds the public one.
+  ['ports', ['app.ts', 'server.ts', 'admin/admin-app.ts']],
+  ['process', ['cli/', 'main.ts']],
+];
+
+function layerOf(file: string): number {
+  let best = -1;
+  let length = -1;
+  LAYERS.forEach(([, prefixes], layer) => {
+    for (const prefix of prefixes) {
+      if ((file === prefix || (prefix.endsWith('/') && file.startsWith(prefix))) && prefix.length > length) {
+        best = layer;
+        length = prefix.length;
+      }
+    }
+  });
+  if (best < 0) throw new Error(`${file} is in no layer: place its folder in LAYERS (test/unit/imports.test.ts)`);
+  return best;
+}
+
+const describeArrow = ({ from, fromLayer, to, toLayer }: BackArrow) => `${from} (${LAYERS[fromLayer]![0]}) -> ${to} (${LAYERS[toLayer]![0]})`;
+
+describe('the checker', () => {
+  const graph = (edges: Record<string, string[]>): ImportGraph => new Map(Object.entries(edges));
+  const byFolder = (file: string) => ['domain/', 'store/', 'http/'].findIndex((folder) => file.startsWith(folder));
+
+  test('reports a planted cycle with every file in it, and nothing in an acyclic graph', () => {
+    const cyclic = graph({ 'store/a.ts': ['store/b.ts'], 'store/b.ts': ['store/c.ts'], 'store/c.ts': ['store/a.ts', 'domain/d.ts'], 'domain/d.ts': [] });
+    assert.deepEqual(findCycles(cyclic), [['store/a.ts', 'store/b.ts', 'store/c.ts']]);
+    assert.deepEqual(findCycles(graph({ 'store/a.ts': ['store/b.ts', 'domain/d.ts'], 'store/b.ts': ['domain/d.ts'], 'domain/d.ts': [] })), []);
+  });
+
+  test('reports a file that imports itself as a cycle', () => {
+    assert.deepEqual(findCycles(graph({ 'store/a.ts': ['store/a.ts'] })), [['store/a.ts']]);
+  });
+
+  test('reports a planted arrow from a lower layer up, and not one that runs down or stays level', () => {
+    const planted = graph({ 'domain/d.ts': ['http/h.ts'], 'http/h.ts': ['store/s.ts', 'http/i.ts'], 'http/i.ts': [], 'store/s.ts': ['domain/d.ts'] });
+    assert.deepEqual(findBackArrows(planted, byFolder), [{ from: 'domain/d.ts', fromLayer: 0, to: 'http/h.ts', toLayer: 2 }]);
+  });
+
+  test('reads every form of import: type-only, re-export, dynamic, and leaves packages and files outside the root out', () => {
+    const root = mkdtempSync(join(tmpdir(), 'import-layers-'));
+    try {
+      mkdirSync(join(root, 'store'));
+      writeFileSync(join(root, 'store/a.ts'), [
+        "import type { B } from './b.ts';",
+        "export { c } from './c.ts';",
+        "const d = await import('./d.ts');",
+        "import { e } from '../domain/e.ts';",
+        "import { f } from 'fastify';",
+        "import { g } from '../../outside.ts';",
+        "import data from './data.json' with { type: 'json' };",
+      ].join('\n'));
+      assert.deepEqual(readImportGraph(root).get('store/a.ts'), ['store/b.ts', 'store/c.ts', 'store/d.ts', 'domain/e.ts']);
+    } finally {
+      rmSync(root, { recursive: true });
+    }
+  });
+});
+
+describe('the imports of src/', () => {
+  const real = readImportGraph(SRC);
+
+  test('form no cycle', () => {
+    const cycles = findCycles(real).map((files) => files.join(' <-> '));
+    assert.deepEqual(cycles, [], 'import cycles (break each by moving what both sides need into a module below them)');
+  });
+
+  test('never run from a lower layer up', () => {
+    const arrows = findBackArrows(real, layerOf).map(describeArrow);
+    const order = LAYERS.map(([name]) => name).join(' < ');
+    assert.deepEqual(arrows, [], `imports from a lower layer to a higher one (lowest first: ${order}); move what is shared down, or hand it in`);
+  });
+
+  test('places every file in a layer, so a new folder cannot slip past the check', () => {
+    assert.throws(() => layerOf('jobs/nightly.ts'), /jobs\/nightly\.ts is in no layer/);
+    for (const file of real.keys()) layerOf(file);
+  });
+});
