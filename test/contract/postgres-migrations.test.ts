@@ -8,6 +8,7 @@ import type { Migration } from '../../src/store/migrations.ts';
 import { applyMigrations, MIGRATION_LOCK_KEY } from '../../src/store/postgres/migrate.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
+import { HANG_MS } from '../support/eventually.ts';
 import { requiring } from '../support/requiring.ts';
 
 const skip = await postgresSkipReason();
@@ -96,16 +97,17 @@ describe('PostgreSQL migrations', () => {
 
   test('a connection lost in the middle of a migration leaves the previous version and frees the lock', async (t) => {
     const { database } = await withDatabase(t);
-    const slow: Migration = { version: 2, name: 'slow', sql: 'CREATE TABLE half_done (id integer); SELECT pg_sleep(10);' };
+    const slow: Migration = { version: 2, name: 'slow', sql: 'CREATE TABLE half_done (id integer); SELECT pg_sleep(600);' };
     const migrating = applyMigrations({ url: database.url, connectTimeoutMs: 2000 }, [first, slow]);
     migrating.catch(() => undefined); // observed below
     const sleeping = () =>
       database.query("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'account-api migrate' AND wait_event = 'PgSleep'", [
         database.name,
       ]);
-    const deadline = Date.now() + 3000;
+    // The bound is a hang detector, not a timing check: a loaded machine may take long to get the migration going.
+    const deadline = Date.now() + HANG_MS;
     while ((await sleeping()).rowCount === 0) {
-      assert.ok(Date.now() < deadline, 'test setup: the slow migration never started');
+      assert.ok(Date.now() < deadline, `test setup: the slow migration had not started after ${HANG_MS} ms`);
       await sleep(20);
     }
     await database.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = $2', [
