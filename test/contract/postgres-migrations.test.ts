@@ -63,7 +63,14 @@ describe('PostgreSQL migrations', () => {
     const migrating = store.migrate().finally(() => {
       settled = true;
     });
-    await sleep(300);
+    // Seen waiting on the lock (not merely unfinished after some time, which a loaded machine could also explain).
+    const waiting = () =>
+      database.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = 'account-api migrate' AND wait_event_type = 'Lock'", [database.name]);
+    const deadline = Date.now() + HANG_MS;
+    while ((await waiting()).rowCount === 0 && !settled) {
+      assert.ok(Date.now() < deadline, `migrate neither waited on the lock nor finished in ${HANG_MS} ms: taken for a hang`);
+      await sleep(20);
+    }
     assert.equal(settled, false, 'migrate did not wait for the migration lock');
     const tables = await database.query("SELECT to_regclass('accounts') IS NOT NULL AS present");
     assert.equal(tables.rows[0]?.present, false, 'migrate changed the schema without holding the lock');
