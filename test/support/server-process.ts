@@ -37,6 +37,9 @@ export function createWorkspace(extraEnv: NodeJS.ProcessEnv = {}): Workspace {
     PG_CONNECT_TIMEOUT_MS: '30000',
     PG_STATEMENT_TIMEOUT_MS: '60000',
     SQLITE_BUSY_TIMEOUT_MS: '30000',
+    // And the drain at SIGTERM: past it the server exits 1, which a test of something else must not see because the machine
+    // was slow. The shutdown and workers tests of it set their own.
+    SHUTDOWN_TIMEOUT_MS: '120000',
     ...extraEnv,
   };
   return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
