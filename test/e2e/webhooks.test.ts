@@ -163,6 +163,9 @@ for (const engine of ENGINES) {
         }
         assert.ok(receiver.holding > 0, 'the receiver was still holding a delivery while the API answered');
         assert.equal(receiver.requests, answered, 'the receiver answered nothing while the API answered');
+        // An API that waited on a delivery could only be answered once the sender gave up on it (its 10 s limit), which the
+        // receiver would have seen as a held request abandoned.
+        assert.equal(receiver.abandonedWhileHeld, 0, 'a held delivery timed out while the API answered: the API waited for it (or 12 requests took over 10 s)');
       } finally {
         release();
       }

@@ -23,6 +23,8 @@ export interface Receiver {
   failWith: number | null;
   /** Requests that arrived and are being held unanswered now (holdAnswers). */
   readonly holding: number;
+  /** Held requests the sender gave up on (closed their connection) while held: its time limit ran out on them. */
+  readonly abandonedWhileHeld: number;
   /** Holds every answer back until the function returned is called: a receiver as slow as the test wants, whatever the clock. */
   holdAnswers(): () => void;
   setSecret(secret: string): void;
@@ -45,6 +47,7 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
     requests: 0,
     failWith: null,
     holding: 0,
+    abandonedWhileHeld: 0,
     holdAnswers() {
       let release: () => void = () => undefined;
       gate = new Promise<void>((resolve) => (release = resolve));
@@ -62,9 +65,14 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
         request.on('data', (chunk: Buffer) => chunks.push(chunk));
         request.on('end', async () => {
           if (gate !== null) {
-            const held = receiver as { holding: number };
+            const held = receiver as { holding: number; abandonedWhileHeld: number };
             held.holding++;
+            let answered = false;
+            request.socket.once('close', () => {
+              if (!answered) held.abandonedWhileHeld++;
+            });
             await gate;
+            answered = true;
             held.holding--;
           }
           receiver.requests++;
