@@ -54,12 +54,12 @@ describe('timeout', () => {
     const { fetch, exchanges } = recordingFetch();
     const { sleep, delays } = recordingSleep();
     const client = new AccountApiClient({ baseUrl: silentUrl, timeoutMs: 500, retries: 1, fetch, sleep });
-    const started = Date.now();
+    // The silent server never answers: without the timeout this would never return. What is asserted is that it fired, on
+    // each attempt, not how long it took.
     const error = await expectApiError(() => client.hello(), { status: 0, code: 'timeout', field: undefined, requestId: undefined });
     assert.match(error.message, /within 500 ms/);
     assert.deepEqual(exchanges.map((exchange) => `${exchange.method} ${exchange.status}`), ['GET no answer', 'GET no answer'], 'the GET was tried twice');
     assert.equal(delays.length, 1);
-    assert.ok(Date.now() - started < 10_000, 'the timeout bounds each attempt');
   });
 
   test('a POST that timed out is not repeated: the server may have acted on it', async () => {

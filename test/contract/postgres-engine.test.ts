@@ -8,6 +8,7 @@ import pg from 'pg';
 import { issueKey, KEY_PREFIXES } from '../../src/domain/api-keys.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { PostgresStore, type PostgresStoreOptions } from '../../src/store/postgres/postgres-store.ts';
+import { HANG_MS } from '../support/eventually.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { requiring } from '../support/requiring.ts';
 
@@ -53,10 +54,11 @@ function killStoreSessions(database: TestDatabase, where = 'true'): Promise<pg.Q
   );
 }
 
-async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 3000): Promise<void> {
+/** Polls `check`; the bound is a hang detector, not a timing check (a loaded machine may take long to get there). */
+async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs = HANG_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) assert.fail(`still waiting for ${what} after ${timeoutMs} ms: taken for a hang`);
     await sleep(20);
   }
 }
@@ -85,20 +87,22 @@ describe('PostgreSQL store: engine failures', () => {
   test('calls racing a server that kills their connections fail only with store_unavailable, and the store recovers', async (t) => {
     const { database, store } = await migratedStore(t);
     await Promise.all(Array.from({ length: 4 }, () => store.ping()));
-    await killStoreSessions(database);
+    const killed = (await killStoreSessions(database)).rowCount!;
     // Some of these may get a connection the pool has not yet seen die: that is a 503, never a crash or a 500.
     const racing = await Promise.allSettled(Array.from({ length: 8 }, () => store.countAccounts()));
     for (const result of racing) {
       if (result.status === 'rejected') withCode('store_unavailable')(result.reason);
     }
-    const started = performance.now();
+    // Counted, not timed: each failed call drops at most one dead connection, so a store that recovers by itself (no
+    // back-off, no restart) fails no more calls than it had connections killed, however slowly the machine runs.
+    let failed = 0;
     await waitFor('a call to succeed again', () =>
       store.ping().then(
         () => true,
-        (error) => withCode('store_unavailable')(error) && false,
+        (error) => withCode('store_unavailable')(error) && (failed++, false),
       ),
     );
-    assert.ok(performance.now() - started < 1000, 'the store took more than a second to recover');
+    assert.ok(failed <= killed, `the store failed ${failed} calls after ${killed} of its connections were killed: it did not recover at once`);
   });
 
   test('a connection killed mid-statement fails with store_unavailable, writes nothing, and the store recovers', async (t) => {
@@ -122,7 +126,9 @@ describe('PostgreSQL store: engine failures', () => {
     const started = performance.now();
     await assert.rejects(store.updateTimezone(created.id, 'Asia/Tokyo'), withCode('store_busy'));
     const elapsed = performance.now() - started;
-    assert.ok(elapsed >= 250 && elapsed < 2000, `the statement was given up after ${Math.round(elapsed)} ms, not about 300`);
+    // store_busy (not store_unavailable) says the engine's statement_timeout gave up, not the client's later read timeout;
+    // no upper bound on the time, which a loaded machine could stretch.
+    assert.ok(elapsed >= 250, `the statement was given up after ${Math.round(elapsed)} ms, before its 300 ms statement_timeout`);
     await holder.query('ROLLBACK');
     assert.equal((await store.findAccount('wendy'))?.timezone, 'UTC', 'the timed-out update was written anyway');
   });

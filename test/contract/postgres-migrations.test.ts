@@ -8,6 +8,7 @@ import type { Migration } from '../../src/store/migrations.ts';
 import { applyMigrations, MIGRATION_LOCK_KEY } from '../../src/store/postgres/migrate.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
+import { HANG_MS } from '../support/eventually.ts';
 import { requiring } from '../support/requiring.ts';
 
 const skip = await postgresSkipReason();
@@ -62,7 +63,14 @@ describe('PostgreSQL migrations', () => {
     const migrating = store.migrate().finally(() => {
       settled = true;
     });
-    await sleep(300);
+    // Seen waiting on the lock (not merely unfinished after some time, which a loaded machine could also explain).
+    const waiting = () =>
+      database.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = 'account-api migrate' AND wait_event_type = 'Lock'", [database.name]);
+    const deadline = Date.now() + HANG_MS;
+    while ((await waiting()).rowCount === 0 && !settled) {
+      assert.ok(Date.now() < deadline, `migrate neither waited on the lock nor finished in ${HANG_MS} ms: taken for a hang`);
+      await sleep(20);
+    }
     assert.equal(settled, false, 'migrate did not wait for the migration lock');
     const tables = await database.query("SELECT to_regclass('accounts') IS NOT NULL AS present");
     assert.equal(tables.rows[0]?.present, false, 'migrate changed the schema without holding the lock');
@@ -96,16 +104,17 @@ describe('PostgreSQL migrations', () => {
 
   test('a connection lost in the middle of a migration leaves the previous version and frees the lock', async (t) => {
     const { database } = await withDatabase(t);
-    const slow: Migration = { version: 2, name: 'slow', sql: 'CREATE TABLE half_done (id integer); SELECT pg_sleep(10);' };
+    const slow: Migration = { version: 2, name: 'slow', sql: 'CREATE TABLE half_done (id integer); SELECT pg_sleep(600);' };
     const migrating = applyMigrations({ url: database.url, connectTimeoutMs: 2000 }, [first, slow]);
     migrating.catch(() => undefined); // observed below
     const sleeping = () =>
       database.query("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'account-api migrate' AND wait_event = 'PgSleep'", [
         database.name,
       ]);
-    const deadline = Date.now() + 3000;
+    // The bound is a hang detector, not a timing check: a loaded machine may take long to get the migration going.
+    const deadline = Date.now() + HANG_MS;
     while ((await sleeping()).rowCount === 0) {
-      assert.ok(Date.now() < deadline, 'test setup: the slow migration never started');
+      assert.ok(Date.now() < deadline, `test setup: the slow migration had not started after ${HANG_MS} ms`);
       await sleep(20);
     }
     await database.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = $2', [

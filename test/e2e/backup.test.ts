@@ -4,6 +4,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
+import { HANG_MS } from '../support/eventually.ts';
 import { call } from '../support/http.ts';
 import {
   cliJsonError as jsonError,
@@ -91,10 +92,11 @@ function createUntil(workspace: Workspace, stopped: () => boolean, created: Crea
   })();
 }
 
-async function until(what: string, check: () => boolean, limitMs = 60_000): Promise<void> {
+/** Waits for `check`; the bound is a hang detector, not a timing check (a loaded machine may take long to get there). */
+async function until(what: string, check: () => boolean, limitMs = HANG_MS): Promise<void> {
   const started = Date.now();
   while (!check()) {
-    if (Date.now() - started > limitMs) throw new Error(`${what} did not happen within ${limitMs} ms`);
+    if (Date.now() - started > limitMs) throw new Error(`${what} did not happen within ${limitMs} ms: taken for a hang`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

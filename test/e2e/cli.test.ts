@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { SERVICE_NODE_FLAGS } from '../../bench/processes.ts';
 import { loadMigrations } from '../../src/store/migrations.ts';
+import { HANG_MS } from '../support/eventually.ts';
 import { call } from '../support/http.ts';
 import { waitForLog } from '../support/signals.ts';
 import {
@@ -76,7 +77,8 @@ function keyIdOf(key: string): string {
   return key.replace(/^aapi_(live|sandbox)_/, '').slice(0, 12);
 }
 
-async function waitForOutput(target: ServerProcess, text: string, timeoutMs = 5_000): Promise<void> {
+/** Waits for `text` in the server's output; the bound is a hang detector, not a timing check. */
+async function waitForOutput(target: ServerProcess, text: string, timeoutMs = HANG_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!target.output.some((line) => line.includes(text))) {
     if (Date.now() > deadline) throw new Error(`server output never contained ${JSON.stringify(text)}:\n${target.output.join('\n')}`);

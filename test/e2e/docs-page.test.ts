@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { HANG_MS } from '../support/eventually.ts';
 import { createAccount, createWorkspace, REPO_ROOT, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 import { requiring } from '../support/requiring.ts';
 
@@ -87,7 +88,8 @@ describe('the /docs page in a real browser', () => {
       chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS }),
     ]);
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(15_000);
+    // Every wait on the page is for something that will happen; the bound is a hang detector, not a timing check.
+    page.setDefaultTimeout(HANG_MS);
     page.on('request', (request) => requests.push(request.url()));
     page.on('pageerror', (error) => pageErrors.push(String(error)));
     page.on('console', (message) => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 
+import { HANG_MS } from '../support/eventually.ts';
 import { call, failureMessage } from '../support/http.ts';
 import { createWorkspace, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
@@ -177,23 +178,25 @@ test(`${SLOW_CONNECTIONS} idle and slow connections do not stop a normal client,
   }, 500);
 
   try {
-    // A normal client, while every slow connection is still held.
+    // A normal client, while slow connections are still held. Not "while every one is": on a loaded machine the first
+    // batches can time out before the last is opened; the last batch was opened just now, so its connections are held.
     let servedMeanwhile = 0;
-    for (let attempt = 0; attempt < 20 && closedAt.size === 0; attempt++) {
+    for (let attempt = 0; attempt < 20 && closedAt.size < sockets.length; attempt++) {
       const result = await call('GET', `${server.api}/hello`);
       assert.equal(result.status, 200, `a normal request was not served while the slow connections were open: ${result.text}`);
-      if (closedAt.size === 0) servedMeanwhile++;
+      if (closedAt.size < sockets.length) servedMeanwhile++;
     }
-    assert.ok(servedMeanwhile > 0, 'no normal request was answered while all the slow connections were held');
+    assert.ok(servedMeanwhile > 0, 'no normal request was answered while the slow connections were held');
 
-    const deadline = openedAt + 3 * REQUEST_TIMEOUT_MS;
+    // The bound is a hang detector, not a timing check: every one is closed by the timeouts, however long that takes here.
+    const deadline = openedAt + HANG_MS;
     while (closedAt.size < sockets.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     const longest = Math.max(...[...closedAt.values()].map((at) => at - openedAt));
     console.log(
       `slow connections: ${sockets.length} held, ${closedAt.size} closed by the server (${answered408} answered 408 request_timeout, ` +
         `${resets} reset), last closed ${longest} ms after opening; ${servedMeanwhile} normal requests served meanwhile`,
     );
-    assert.equal(closedAt.size, sockets.length, `${sockets.length - closedAt.size} slow connections were still open after ${3 * REQUEST_TIMEOUT_MS} ms`);
+    assert.equal(closedAt.size, sockets.length, `${sockets.length - closedAt.size} slow connections were still open after ${HANG_MS} ms: the timeouts did not close them`);
     assert.equal((await call('GET', `${server.api}/hello`)).status, 200, 'the server stopped answering after the slow connections');
   } finally {
     clearInterval(trickle);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { HANG_MS } from '../support/eventually.ts';
 import { call } from '../support/http.ts';
 import { freePort } from '../support/redis.ts';
 import { createAccount, createWorkspace, REPO_ROOT, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
@@ -71,7 +72,8 @@ describe("docs/deploy.md's nginx example", () => {
         await fetch(`${base}/healthz`);
         break;
       } catch (error) {
-        if (attempt > 100) throw new Error(`nginx did not start: ${readFileSync(join(prefix, 'error.log'), 'utf8')}`, { cause: error });
+        // A hang detector, not a timing check: a loaded machine may take long to start nginx.
+        if (attempt * 50 > HANG_MS) throw new Error(`nginx did not start: ${readFileSync(join(prefix, 'error.log'), 'utf8')}`, { cause: error });
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
@@ -86,9 +88,9 @@ describe("docs/deploy.md's nginx example", () => {
   test('spreads requests over both instances, and a write through one is read through the other', async () => {
     const before = instances.map((instance) => instance.output.length);
     for (let i = 0; i < 10; i++) assert.equal((await call('GET', `${base}/api/v0/hello`)).status, 200);
-    // Log lines arrive through pipes a moment after the responses: wait for them (up to 5 s) before counting.
+    // Log lines arrive through pipes a moment after the responses: wait for them (HANG_MS at most, a hang detector) before counting.
     const served = () => instances.map((instance, index) => instance.output.slice(before[index]).filter((line) => line.includes('"/api/v0/hello"')).length);
-    for (let waited = 0; served().reduce((a, b) => a + b, 0) < 10 && waited < 5000; waited += 50) {
+    for (let waited = 0; served().reduce((a, b) => a + b, 0) < 10 && waited < HANG_MS; waited += 50) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     assert.ok(served().every((count) => count > 0), `both instances should serve some of 10 requests; they served ${served().join(' and ')}`);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { basic } from '../support/http.ts';
+import { HANG_MS } from '../support/eventually.ts';
 import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 let workspace: Workspace;
@@ -32,8 +33,11 @@ function firstAnswer(head: string): Promise<{ text: string; socket: Socket }> {
   });
 }
 
-/** Everything the server sends until it closes the connection (or `ms` pass). */
-function rest(socket: Socket, ms = 2000): Promise<{ text: string; closed: boolean }> {
+/**
+ * Everything the server sends until it closes the connection (or `ms` pass: a hang detector, not a timing check; every
+ * caller expects the close, so only a failure ever waits that long).
+ */
+function rest(socket: Socket, ms = HANG_MS): Promise<{ text: string; closed: boolean }> {
   return new Promise((done) => {
     let text = '';
     const timer = setTimeout(() => {

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { demoAccounts, type DemoAccount } from '../../src/sandbox/demo-accounts.ts';
+import { HANG_MS } from '../support/eventually.ts';
 import { call, failureMessage, type CallResult } from '../support/http.ts';
 import { cliOk, createAccount, createWorkspace, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
@@ -28,8 +29,8 @@ after(async () => {
   workspace.cleanup();
 });
 
-/** The banner goes to stderr right after the ready line, so it may arrive a moment later. */
-async function waitForOutput(server: ServerProcess, text: string, timeoutMs = 5_000): Promise<void> {
+/** The banner goes to stderr right after the ready line, so it may arrive later; the bound is a hang detector, not a timing check. */
+async function waitForOutput(server: ServerProcess, text: string, timeoutMs = HANG_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!server.output.some((line) => line.includes(text))) {
     if (Date.now() > deadline) throw new Error(`server output never contained ${JSON.stringify(text)}:\n${server.output.join('\n')}`);

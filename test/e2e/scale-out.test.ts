@@ -1,4 +1,4 @@
-// Two instances over one PostgreSQL and one Redis: shared state, revocation everywhere within a second, one shared rate limit.
+// Two instances over one PostgreSQL and one Redis: shared state, revocation everywhere at the next request, one shared rate limit.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { loadMigrations } from '../../src/store/migrations.ts';
@@ -11,14 +11,13 @@ import { requiring } from '../support/requiring.ts';
 const skip = (await postgresSkipReason()) ?? (await redisSkipReason());
 const { after, before, describe, test } = requiring(skip);
 
-/** Polls every 20 ms; resolves with how long it took, or fails after one second. */
-async function withinOneSecond(what: string, check: () => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  while (performance.now() - started <= 1000) {
-    if (await check()) return performance.now() - started;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`${what} did not happen within one second`);
+/**
+ * The first request to each instance after the CLI exited, which must already see the change (docs/api.md: the very next
+ * request, on every instance): asserted of what was answered, not of how soon.
+ */
+async function atNextRequest(what: string, instances: readonly ServerProcess[], answer: (instance: ServerProcess) => Promise<boolean>): Promise<void> {
+  const seen = await Promise.all(instances.map(answer));
+  seen.forEach((ok, index) => assert.ok(ok, `${what}: instance ${index + 1} did not see it at its first request after the CLI exited`));
 }
 
 describe('several instances over PostgreSQL and Redis', () => {
@@ -80,35 +79,22 @@ describe('several instances over PostgreSQL and Redis', () => {
     }
   });
 
-  test('a key revoked with the CLI is refused by every instance within one second', async () => {
+  test('a key revoked with the CLI is refused by every instance at its next request', async () => {
     const carol = await createAccount(workspace, 'carol');
     for (const instance of instances) assert.equal((await call('GET', `${instance.api}/user`, { auth: carol })).status, 200);
     const [key] = JSON.parse(await cliOk(workspace, ['keys', 'list', 'carol', '--json']));
     await cliOk(workspace, ['keys', 'revoke', key.key_id]);
-    const delays = await Promise.all(
-      instances.map((instance) =>
-        withinOneSecond('revocation', async () => (await call('GET', `${instance.api}/user`, { auth: carol })).status === 401),
-      ),
-    );
-    console.log(`revocation delay across instances after the CLI exited: ${delays.map((ms) => `${ms.toFixed(1)} ms`).join(', ')}`);
+    await atNextRequest('revocation', instances, async (instance) => (await call('GET', `${instance.api}/user`, { auth: carol })).status === 401);
     const refused = await call('GET', `${instances[1]!.api}/settings`, { auth: carol });
     assert.equal(failureMessage(refused).code, 'key_revoked');
   });
 
-  test('Premium switched off and an account deleted with the CLI take effect on every instance within one second', async () => {
+  test('Premium switched off and an account deleted with the CLI take effect on every instance at its next request', async () => {
     const dave = await createAccount(workspace, 'dave');
     await cliOk(workspace, ['users', 'premium', 'dave', 'off']);
-    await Promise.all(
-      instances.map((instance) =>
-        withinOneSecond('Premium off', async () => (await call('GET', `${instance.api}/user`, { auth: dave })).status === 403),
-      ),
-    );
+    await atNextRequest('Premium off', instances, async (instance) => (await call('GET', `${instance.api}/user`, { auth: dave })).status === 403);
     await cliOk(workspace, ['users', 'delete', 'dave']);
-    await Promise.all(
-      instances.map((instance) =>
-        withinOneSecond('deletion', async () => (await call('GET', `${instance.api}/hello`, { auth: dave })).status === 401),
-      ),
-    );
+    await atNextRequest('deletion', instances, async (instance) => (await call('GET', `${instance.api}/hello`, { auth: dave })).status === 401);
   });
 
   test('the per-key rate limit is one budget across instances', async () => {

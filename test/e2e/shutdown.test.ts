@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { loadRequest } from '../support/drain-load.ts';
+import { eventually } from '../support/eventually.ts';
 import { createAccount, createWorkspace, startServer, type Account, type Workspace } from '../support/server-process.ts';
 
 const CONNECTIONS = 32;
@@ -43,7 +44,8 @@ test(`SIGTERM under load from ${CONNECTIONS} keep-alive connections answers ever
     }
   });
 
-  await sleep(1500);
+  // Signalled once every client has been answered, however long a busy machine takes to get the load going.
+  await eventually('every client answered once', () => counts.ok, (ok) => ok >= CONNECTIONS);
   signalledAt = Date.now();
   const exitCode = await server.stop();
   const exitedAfterMs = Date.now() - signalledAt;
@@ -59,7 +61,7 @@ test(`SIGTERM under load from ${CONNECTIONS} keep-alive connections answers ever
   assert.ok(counts.ok > 0, 'no request was served before the signal: the load never ran');
   assert.equal(counts.refused, CONNECTIONS, 'every client should end on a refused new connection, once the listener closed');
   assert.equal(exitCode, 0, `the server exited ${exitCode}:\n${server.output.slice(-10).join('\n')}`);
-  assert.ok(exitedAfterMs < 10_000, `the server took ${exitedAfterMs} ms to exit after SIGTERM`);
+  // Exit 0 is the promptness check: a drain that outlasted SHUTDOWN_TIMEOUT_MS would have exited 1 (no wall-clock limit here).
   assert.ok(server.output.some((line) => line.includes('"msg":"stopped"')), 'the server did not log that it stopped');
   // SQLite removes its write-ahead log when the last connection closes cleanly: the store was closed, not abandoned.
   assert.equal(existsSync(join(workspace.dir, 'live.db-wal')), false, 'the database was not closed: its WAL file is still there');
@@ -80,7 +82,8 @@ test('connections idle at SIGTERM are closed by their timeouts, and the server e
 
   const exitCode = await server.stop();
   assert.equal(exitCode, 0, `the server exited ${exitCode}:\n${server.output.slice(-10).join('\n')}`);
-  await sleep(100);
+  // The closes arrive a moment after the exit; waited for (the bound is a hang detector), not assumed after 100 ms.
+  await eventually('both connections closed', () => closedByServer, (closed) => closed === 2);
   assert.equal(closedByServer, 2, 'the server exited without closing its connections');
 });
 
@@ -92,7 +95,9 @@ test('when closing outlasts SHUTDOWN_TIMEOUT_MS, the server says so and exits 1'
   stuck.on('error', () => {});
   await new Promise((resolve) => stuck.once('connect', resolve));
   stuck.write('POST /api/v0/hello HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
-  await sleep(200);
+  // Time for the server to take the request: the one wait here the server gives no sign of having passed (nothing is logged
+  // before an answer); a second is generous, and too short a wait fails as exit 0, never as a false pass.
+  await sleep(1000);
 
   const exitCode = await server.stop();
   stuck.destroy();

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
+import { HANG_MS } from '../support/eventually.ts';
 import { basic, call } from '../support/http.ts';
 import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 import { linesOfRequest } from '../support/signals.ts';
@@ -82,9 +83,9 @@ after(async () => {
   receiver.server.close();
 });
 
-/** The spans of one trace, waiting (up to 10 s) until `done` says they are all there. */
+/** The spans of one trace, waiting until `done` says they are all there (HANG_MS at most: a hang detector, not a timing check). */
 async function spansOf(traceId: string, done: (spans: ReceivedSpan[]) => boolean): Promise<ReceivedSpan[]> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + HANG_MS;
   for (;;) {
     const spans = receiver.spans.filter((span) => span.traceId === traceId);
     if (done(spans)) return spans;

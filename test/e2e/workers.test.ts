@@ -12,8 +12,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { loadMigrations } from '../../src/store/migrations.ts';
 import { basic } from '../support/http.ts';
 import { loadRequest } from '../support/drain-load.ts';
+import { eventually, HANG_MS } from '../support/eventually.ts';
 import { cliOk, createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
-import { logLines as parsedLogLines, logsSettled, waitForLog as waitForLogLine } from '../support/signals.ts';
+import { logLines as parsedLogLines, waitForLog as waitForLogLine } from '../support/signals.ts';
 
 interface LogLine {
   readonly pid: number;
@@ -55,7 +56,7 @@ class Connection {
       const outgoing = request(
         {
           agent: this.#agent,
-          timeout: 5000,
+          timeout: HANG_MS,
           host: url.hostname,
           port: url.port,
           method,
@@ -81,7 +82,7 @@ class Connection {
         },
       );
       outgoing.on('error', reject);
-      outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer to ${method} ${path} within 5 s`)));
+      outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer to ${method} ${path} within ${HANG_MS} ms: taken for a hang`)));
       outgoing.end(body);
     });
   }
@@ -122,7 +123,7 @@ describe('serve --workers 2 on a fresh SQLite database', () => {
 
   before(async () => {
     // Idle kept-alive connections must outlive the test steps so each stays with its worker.
-    workspace = createWorkspace({ METRICS_PORT: '0', KEEP_ALIVE_TIMEOUT_MS: '30000' });
+    workspace = createWorkspace({ METRICS_PORT: '0', KEEP_ALIVE_TIMEOUT_MS: '600000' });
     server = await startServer(workspace, ['--workers', '2']);
     primaryPid = server.child.pid!;
     workers = await workerPidsOf(server);
@@ -160,39 +161,39 @@ describe('serve --workers 2 on a fresh SQLite database', () => {
     for (const connection of connections) connection.close();
   });
 
-  test('a key revoked with the CLI is refused within one second on every connection, to both workers', async () => {
+  test('a key revoked with the CLI is refused at the very next request on every connection, to both workers', async () => {
     const bob = await createAccount(workspace, 'bob');
     const connections = await connectionsToEveryWorker(server, workers, bob, 3);
     const [key] = JSON.parse(await cliOk(workspace, ['keys', 'list', 'bob', '--json']));
     await cliOk(workspace, ['keys', 'revoke', key.key_id]);
-    const revokedAt = performance.now();
-    const delays = await Promise.all(
-      connections.map(async (connection) => {
-        while (performance.now() - revokedAt <= 1000) {
-          const answer = await connection.send('GET', '/settings', bob);
-          if (answer.status === 401) {
-            assert.equal(answer.body.messages[0].code, 'key_revoked');
-            return { pid: answer.pid, ms: performance.now() - revokedAt };
-          }
-          await sleep(20);
-        }
-        throw new Error('a connection still accepted the revoked key a second after the CLI exited');
-      }),
-    );
+    // The first request on each connection after the CLI exits (docs/api.md: the very next request), not within some time.
+    const answers = await Promise.all(connections.map((connection) => connection.send('GET', '/settings', bob)));
     for (const connection of connections) connection.close();
-    assert.deepEqual(new Set(delays.map((delay) => delay.pid)), new Set(workers), 'the refusals did not come from both workers');
-    console.log(`revocation seen after ${delays.map((delay) => `${delay.ms.toFixed(0)} ms (pid ${delay.pid})`).join(', ')}`);
+    for (const answer of answers) {
+      assert.equal(answer.status, 401, `worker ${answer.pid} still accepted the revoked key on the first request after the CLI exited`);
+      assert.equal(answer.body.messages[0].code, 'key_revoked');
+    }
+    assert.deepEqual(new Set(answers.map((answer) => answer.pid)), new Set(workers), 'the refusals did not come from both workers');
   });
 
   test('METRICS_PORT is served by the primary and sums both workers', async () => {
     const metricsUrl = /^metrics at (\S+)/.exec(server.output.find((line) => line.startsWith('metrics at ')) ?? '')?.[1];
     assert.ok(metricsUrl !== undefined, 'the primary did not print its metrics URL');
-    await logsSettled(server);
-    const answered = logLines(server).filter((line) => line.msg === 'request completed' && workers.includes(line.pid));
-    assert.ok(new Set(answered.map((line) => line.pid)).size === 2, 'both workers should have answered by now');
-    const text = await (await fetch(metricsUrl)).text();
-    const counted = [...text.matchAll(/^http_requests_total\{[^}]*\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
-    assert.equal(counted, answered.length, 'http_requests_total is not the sum of the requests both workers answered');
+    const answered = () => logLines(server).filter((line) => line.msg === 'request completed' && workers.includes(line.pid)).length;
+    assert.ok(new Set(logLines(server).filter((line) => line.msg === 'request completed').map((line) => line.pid)).size >= 2, 'both workers should have answered by now');
+    // A log line and a counter are each written a moment after the answer, and a loaded machine can stretch that moment:
+    // the two are compared until they agree (a sum that leaves a worker out never does, and the wait fails as a hang).
+    let last = { counted: -1, answered: 0 };
+    await eventually(
+      'http_requests_total equal to the requests both workers logged',
+      async () => {
+        const text = await (await fetch(metricsUrl)).text();
+        const counted = [...text.matchAll(/^http_requests_total\{[^}]*\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+        return (last = { counted, answered: answered() });
+      },
+      ({ counted, answered }) => counted === answered,
+    );
+    assert.equal(last.counted, last.answered, 'http_requests_total is not the sum of the requests both workers answered');
   });
 
   test('a worker killed with SIGKILL is restarted, and service continues meanwhile', async () => {
@@ -213,7 +214,7 @@ describe('serve --workers 2 on a fresh SQLite database', () => {
       during.push((await connection.send('GET', '/hello', alice)).status);
       connection.close();
       restarted = logLines(server).find((line) => line.msg === 'worker restarted and listening');
-      assert.ok(Date.now() - killedAt < 10_000, 'the killed worker was not restarted within 10 s');
+      assert.ok(Date.now() - killedAt < HANG_MS, `the killed worker was not restarted within ${HANG_MS} ms: taken for a hang`);
     }
     assert.ok(
       during.every((status) => status === 200),
@@ -240,7 +241,8 @@ describe('serve --workers 2 on a fresh SQLite database', () => {
         if (outcome.kind === 'refused' || (outcome.kind === 'failed' && !signalled)) return;
       }
     });
-    await sleep(1000);
+    // Signalled once the load runs on every client, however long a busy machine takes to get it going.
+    await eventually('every client answered once', () => counts.ok, (ok) => ok >= clients);
     signalled = true;
     const signalledAt = Date.now();
     const exitCode = await server.stop();
@@ -287,26 +289,39 @@ describe('serve --workers 2 when things go wrong', () => {
   });
 
   test('a drain that outlasts SHUTDOWN_TIMEOUT_MS: the primary says so, kills the workers and exits 1', async () => {
-    const server = await startServer(workspace, ['--workers', '2'], { SHUTDOWN_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '60000', HEADERS_TIMEOUT_MS: '60000' });
+    const server = await startServer(workspace, ['--workers', '2'], { SHUTDOWN_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '600000', HEADERS_TIMEOUT_MS: '600000' });
     const workerPids = await workerPidsOf(server);
     // A request whose body never comes: it stays in flight, so its worker's close waits for it.
     const stuck = connect(Number(new URL(server.url).port), '127.0.0.1');
     stuck.on('error', () => {});
     await new Promise((resolve) => stuck.once('connect', resolve));
     stuck.write('POST /api/v0/hello HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
-    await sleep(200);
+    // Time for a worker to take the request: the one wait here the server gives no sign of having passed (nothing is logged
+    // before an answer); a second is generous, and too short a wait fails as exit 0, never as a false pass.
+    await sleep(1000);
     const startedAt = Date.now();
     const exitCode = await server.stop();
     const tookMs = Date.now() - startedAt;
-    stuck.destroy();
     assert.equal(exitCode, 1, `a stuck shutdown must exit 1, not ${exitCode}`);
-    assert.ok(tookMs < 3000, `the primary took ${tookMs} ms to give up on a 1000 ms SHUTDOWN_TIMEOUT_MS`);
+    // Exit 1 and the line below say it gave up at SHUTDOWN_TIMEOUT_MS (the stuck request's own timeout is 600 s, after which
+    // the drain would finish and exit 0); that it waited the timeout out is a lower bound, which load cannot break.
+    assert.ok(tookMs >= 1000, `the primary gave up after ${tookMs} ms, before its 1000 ms SHUTDOWN_TIMEOUT_MS`);
     assert.ok(
       server.output.some((line) => line.includes('shutdown did not finish within SHUTDOWN_TIMEOUT_MS')),
       `no log line says why the server exited 1:\n${server.output.slice(-5).join('\n')}`,
     );
-    await sleep(100);
-    for (const pid of workerPids) assert.throws(() => process.kill(pid, 0), `worker ${pid} outlived its primary`);
+    // Killed before the primary exits, but reaped by init a moment later: waited for, not assumed after 100 ms.
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // The stuck request stays open meanwhile: a worker the primary did not kill would still be draining it.
+    await eventually('the workers gone after their primary', () => workerPids.filter(alive), (left) => left.length === 0);
+    stuck.destroy();
   });
 });
 

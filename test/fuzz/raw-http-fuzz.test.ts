@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { call } from '../support/http.ts';
+import { HANG_MS } from '../support/eventually.ts';
 import { createWorkspace, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
 import { documentedCodes, problemWith } from './envelope-check.ts';
 
@@ -23,15 +24,15 @@ after(async () => {
   workspace.cleanup();
 });
 
-/** Writes the bytes, then reads until the server closes (or 5 s pass: a hang is a failure). */
+/** Writes the bytes, then reads until the server closes (or HANG_MS pass: a hang is a failure; not a timing check). */
 function exchange(port: number, payload: Buffer): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`no answer and no close within 5 s for ${JSON.stringify(payload.toString('latin1').slice(0, 120))}`));
-    }, 5000);
+      reject(new Error(`no answer and no close within ${HANG_MS} ms for ${JSON.stringify(payload.toString('latin1').slice(0, 120))}`));
+    }, HANG_MS);
     socket.on('data', (chunk) => chunks.push(chunk));
     socket.on('error', () => undefined); // a reset is a close
     socket.on('close', () => {

@@ -1,7 +1,9 @@
 // Test support, run as its own process: takes SQLite's write lock on a database as another program would (the CLI,
-// sqlite3, a backup), writes one row, holds the lock for a while, then commits.
-// Usage: node hold-sqlite-lock.ts DATABASE_PATH HOLD_MS. Writes one JSON line per event on stdout, each with `at`
-// (Date.now(), the same clock as the server's log lines): `locked`, `releasing` (just before COMMIT), `released`.
+// sqlite3, a backup), writes one row, holds the lock for at least HOLD_MS and until told to let go, then commits.
+// Usage: node hold-sqlite-lock.ts DATABASE_PATH HOLD_MS. Told to let go by a line on stdin, or by stdin's end (the test
+// process gone): so a test decides when the lock is released, after what it checks has happened, not after a time a
+// loaded machine may overrun. Writes one JSON line per event on stdout, each with `at` (Date.now(), the same clock as the
+// server's log lines): `locked`, `releasing` (just before COMMIT), `released`.
 import { DatabaseSync } from 'node:sqlite';
 
 const [path, holdArgument] = process.argv.slice(2);
@@ -24,9 +26,14 @@ db.prepare('INSERT INTO accounts (username, name, timezone, premium, created_at,
   now,
 );
 say('locked');
-setTimeout(() => {
-  say('releasing');
-  db.exec('COMMIT');
-  say('released');
-  db.close();
-}, holdMs);
+const held = new Promise((resolve) => setTimeout(resolve, holdMs));
+const told = new Promise<void>((resolve) => {
+  process.stdin.once('data', () => resolve());
+  process.stdin.once('end', () => resolve());
+});
+await Promise.all([held, told]);
+say('releasing');
+db.exec('COMMIT');
+say('released');
+db.close();
+process.stdin.destroy();

@@ -12,7 +12,8 @@ export function databaseUrl(database: string): string {
   return url.toString();
 }
 
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>, connectTimeoutMs = 5000): Promise<T> {
+// Connect timeouts generous enough for a loaded machine: a slow connect must not turn into a failed (or skipped) test.
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>, connectTimeoutMs = 30_000): Promise<T> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: 'account-api tests' });
   client.on('error', () => undefined); // a dropped connection fails the query in flight, which is enough
   try {
@@ -39,7 +40,7 @@ function withoutPassword(url: string): string {
  */
 export async function postgresSkipReason(): Promise<string | undefined> {
   try {
-    await withClient(ADMIN_URL, (client) => client.query('SELECT 1'), 2000);
+    await withClient(ADMIN_URL, (client) => client.query('SELECT 1'), 10_000);
     return undefined;
   } catch (error) {
     const why = error instanceof Error ? error.message || String(error) : String(error);

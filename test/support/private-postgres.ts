@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HANG_MS } from './eventually.ts';
 import { freePort } from './redis.ts';
 
 export interface PrivatePostgres {
@@ -46,8 +47,9 @@ export async function privatePostgres(): Promise<PrivatePostgres> {
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
   const handle: PrivatePostgres = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    start: () => asPostgres(`${bin}/pg_ctl -D ${data} -o '${options}' -l ${dir}/log -w start > /dev/null`),
-    stop: () => asPostgres(`${bin}/pg_ctl -D ${data} -m fast -w stop > /dev/null`),
+    // -t: pg_ctl's own wait (60 s by default) raised to a hang detector, so a loaded machine's slow start is not a failure.
+    start: () => asPostgres(`${bin}/pg_ctl -D ${data} -o '${options}' -l ${dir}/log -w -t ${HANG_MS / 1000} start > /dev/null`),
+    stop: () => asPostgres(`${bin}/pg_ctl -D ${data} -m fast -w -t ${HANG_MS / 1000} stop > /dev/null`),
     cleanup: () => {
       try {
         handle.stop();

@@ -6,11 +6,13 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { HANG_MS } from './eventually.ts';
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 async function ping(url: string): Promise<void> {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  // Generous: on a loaded machine a slow connect must not read as "no Redis here" (a skip, or a failure in CI).
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 10_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
   redis.on('error', () => {});
   try {
     await redis.connect();
@@ -63,7 +65,9 @@ export async function privateRedis(): Promise<PrivateRedis> {
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | null = null;
   const waitUntilUp = async () => {
-    for (let attempt = 0; attempt < 100; attempt++) {
+    // The bound is a hang detector, not a timing check: a loaded machine may take long to start redis-server.
+    const startedAt = Date.now();
+    while (Date.now() - startedAt < HANG_MS) {
       try {
         await ping(url);
         return;
@@ -71,7 +75,7 @@ export async function privateRedis(): Promise<PrivateRedis> {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
-    throw new Error(`private redis-server on port ${port} did not come up`);
+    throw new Error(`private redis-server on port ${port} did not come up in ${HANG_MS} ms`);
   };
   const handle: PrivateRedis = {
     url,

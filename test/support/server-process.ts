@@ -31,6 +31,15 @@ export function createWorkspace(extraEnv: NodeJS.ProcessEnv = {}): Workspace {
     RATE_LIMIT_AUTH_FAILURES: '1000000',
     // Tests run four files at once on two cores: load shedding would answer 503 at random. The overload test sets its own.
     MAX_EVENT_LOOP_DELAY_MS: '0',
+    // Likewise the engines' waits: on a loaded machine a request can wait more than the default 2 s for one of the pool's
+    // connections (the pool's connect timeout bounds that wait too) and be answered 503 store_unavailable, rightly, but
+    // not what a test of something else expects. Tests of these timeouts (postgres-outage, postgres-startup, sqlite-lock) set their own.
+    PG_CONNECT_TIMEOUT_MS: '30000',
+    PG_STATEMENT_TIMEOUT_MS: '60000',
+    SQLITE_BUSY_TIMEOUT_MS: '30000',
+    // And the drain at SIGTERM: past it the server exits 1, which a test of something else must not see because the machine
+    // was slow. The shutdown and workers tests of it set their own.
+    SHUTDOWN_TIMEOUT_MS: '120000',
     ...extraEnv,
   };
   return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };

@@ -1,5 +1,6 @@
 // Test support: reading a running server's JSON log lines and Prometheus metrics.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { HANG_MS } from './eventually.ts';
 import type { ServerProcess } from './server-process.ts';
 
 export interface LogLine {
@@ -21,12 +22,15 @@ export function logLines<Line extends object = LogLine>(server: ServerProcess): 
   });
 }
 
-/** The first log line `match` accepts, once the server has written it; fails after `timeoutMs`, naming `what` it waited for. */
+/**
+ * The first log line `match` accepts, once the server has written it; fails after `timeoutMs`, naming `what` it waited for.
+ * The bound is a hang detector, not a timing check: a loaded machine may take long to write the line.
+ */
 export async function waitForLog<Line extends object = LogLine>(
   server: ServerProcess,
   what: string,
   match: (line: Line) => boolean,
-  timeoutMs = 5000,
+  timeoutMs = HANG_MS,
 ): Promise<Line> {
   const started = Date.now();
   while (Date.now() - started < timeoutMs) {
@@ -34,12 +38,13 @@ export async function waitForLog<Line extends object = LogLine>(
     if (found !== undefined) return found;
     await sleep(10);
   }
-  throw new Error(`no log line ${what} within ${timeoutMs} ms; last lines:\n${server.output.slice(-10).join('\n')}`);
+  throw new Error(`no log line ${what} within ${timeoutMs} ms, taken for a hang; last lines:\n${server.output.slice(-10).join('\n')}`);
 }
 
 /**
  * Waits until the server's output has stopped growing (no new line for 100 ms, at most 5 s): log lines are written
- * asynchronously (request-log.ts), so a request's line can arrive a moment after its answer.
+ * asynchronously (request-log.ts), so a request's line can arrive a moment after its answer. A best effort, for checks
+ * that a line is absent; a line that must be there is waited for (waitForLog, eventually), since load can delay it longer.
  */
 export async function logsSettled(server: ServerProcess): Promise<void> {
   const deadline = Date.now() + 5000;
@@ -54,9 +59,9 @@ export async function logsSettled(server: ServerProcess): Promise<void> {
   }
 }
 
-/** The log lines of one request, waiting (up to 5 s) until its `request completed` line has been written. */
+/** The log lines of one request, waiting until its `request completed` line has been written (HANG_MS at most: a hang detector). */
 export async function linesOfRequest(server: ServerProcess, reqId: string): Promise<LogLine[]> {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + HANG_MS;
   for (;;) {
     const lines = logLines(server).filter((line) => line.reqId === reqId);
     if (lines.some((line) => line.msg === 'request completed') || Date.now() > deadline) return lines;

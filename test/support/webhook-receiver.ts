@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { HANG_MS } from './eventually.ts';
 
 export interface ReceivedEvent {
   readonly webhookId: string;
@@ -20,13 +21,17 @@ export interface Receiver {
   requests: number;
   /** The status answered while failing; null: answer 204 after verifying. */
   failWith: number | null;
-  /** How long each answer is held back: a slow receiver. */
-  delayMs: number;
+  /** Requests that arrived and are being held unanswered now (holdAnswers). */
+  readonly holding: number;
+  /** Held requests the sender gave up on (closed their connection) while held: its time limit ran out on them. */
+  readonly abandonedWhileHeld: number;
+  /** Holds every answer back until the function returned is called: a receiver as slow as the test wants, whatever the clock. */
+  holdAnswers(): () => void;
   setSecret(secret: string): void;
   /** Closes the port: deliveries meet a refused connection. */
   stop(): Promise<void>;
   start(): Promise<void>;
-  /** Waits until `check` holds of what was received, or fails after `ms` saying what did arrive. */
+  /** Waits until `check` holds of what was received; fails after `ms` (a hang detector, not a timing check) saying what did arrive. */
   waitFor(what: string, check: (received: readonly ReceivedEvent[]) => boolean, ms?: number): Promise<void>;
 }
 
@@ -34,13 +39,23 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
   let webhook: Webhook | null = null;
   let server: Server | null = null;
   let port = 0;
+  let gate: Promise<void> | null = null;
   const receiver: Receiver = {
     url: '',
     received: [],
     rejected: [],
     requests: 0,
     failWith: null,
-    delayMs: 0,
+    holding: 0,
+    abandonedWhileHeld: 0,
+    holdAnswers() {
+      let release: () => void = () => undefined;
+      gate = new Promise<void>((resolve) => (release = resolve));
+      return () => {
+        gate = null;
+        release();
+      };
+    },
     setSecret(secret) {
       webhook = new Webhook(secret);
     },
@@ -49,7 +64,17 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
         const chunks: Buffer[] = [];
         request.on('data', (chunk: Buffer) => chunks.push(chunk));
         request.on('end', async () => {
-          if (receiver.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, receiver.delayMs));
+          if (gate !== null) {
+            const held = receiver as { holding: number; abandonedWhileHeld: number };
+            held.holding++;
+            let answered = false;
+            request.socket.once('close', () => {
+              if (!answered) held.abandonedWhileHeld++;
+            });
+            await gate;
+            answered = true;
+            held.holding--;
+          }
           receiver.requests++;
           const body = Buffer.concat(chunks).toString('utf8');
           if (receiver.failWith !== null) {
@@ -78,13 +103,13 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
       closing.closeAllConnections();
       await new Promise<void>((resolve) => closing.close(() => resolve()));
     },
-    async waitFor(what, check, ms = 20_000) {
+    async waitFor(what, check, ms = HANG_MS) {
       const deadline = Date.now() + ms;
       while (Date.now() < deadline) {
         if (check(receiver.received)) return;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      throw new Error(`${what}: not received within ${ms} ms; received: ${receiver.received.map((r) => `${r.event.type} ${r.event.id}`).join(', ')}; rejected: ${receiver.rejected.join(' | ')}`);
+      throw new Error(`${what}: not received within ${ms} ms, taken for a hang (not a timing check); received: ${receiver.received.map((r) => `${r.event.type} ${r.event.id}`).join(', ')}; rejected: ${receiver.rejected.join(' | ')}`);
     },
   };
   await receiver.start();

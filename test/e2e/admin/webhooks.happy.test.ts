@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AdminClient } from '../../../client/src/index.ts';
+import { eventually } from '../../support/eventually.ts';
 import { startReceiver, type Receiver } from '../../support/webhook-receiver.ts';
 import { expectData, onEveryEngine } from './admin-support.ts';
 
@@ -29,7 +29,12 @@ onEveryEngine(
       const listed = expectData(await admin().call('GET', '/webhooks'));
       assert.equal(listed.length, 1);
       assert.equal('secret' in listed[0], false, 'the secret is shown once');
-      const [attempt] = expectData(await admin().call('GET', `/webhooks/${added.endpoint_id}/deliveries?limit=5`));
+      // The sender records the attempt after the receiver has answered: the receiver can hold the event before the list does.
+      const [attempt] = await eventually(
+        'the delivery attempt listed',
+        async () => expectData(await admin().call('GET', `/webhooks/${added.endpoint_id}/deliveries?limit=5`)),
+        (attempts: any[]) => attempts.length > 0,
+      );
       assert.equal(attempt.status, 204);
       const eventId = receiver.received[0]!.event.id;
       assert.equal(attempt.event_id, eventId);
@@ -57,11 +62,11 @@ onEveryEngine(
         expectData(await admin().call('POST', '/accounts', { form: { username: 'dribbled' } }), 201);
         expectData(await admin().call('DELETE', '/accounts/dribbled'));
         assert.equal(await closed, true, 'the receiver saw its connection closed');
-        let attempts: any[] = [];
-        for (let tries = 0; tries < 600 && attempts.length === 0; tries++) {
-          attempts = expectData(await admin().call('GET', `/webhooks/${added.endpoint_id}/deliveries`));
-          if (attempts.length === 0) await sleep(50);
-        }
+        const attempts: any[] = await eventually(
+          'the dribbled delivery attempt listed',
+          async () => expectData(await admin().call('GET', `/webhooks/${added.endpoint_id}/deliveries`)),
+          (listed: any[]) => listed.length > 0,
+        );
         assert.equal(attempts.length, 1, 'one attempt was recorded');
         assert.equal(attempts[0].error, null, `the attempt failed: ${attempts[0].error}`);
         assert.equal(attempts[0].status, 200);

@@ -1,7 +1,7 @@
 // Protects the background pruning of expired idempotency keys: it runs on its interval, never keeps the process alive, stops.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as settled } from 'node:timers/promises';
 
 import { DomainError } from '../../../src/domain/errors.ts';
 import { pruneIdempotencyKeysEvery } from '../../../src/store/idempotency-pruning.ts';
@@ -13,30 +13,40 @@ function pruningStore(outcome: () => Promise<number>) {
   return { store, state };
 }
 
-test('prunes on every interval until stopped', async () => {
+test('prunes on every interval until stopped', (t) => {
+  // Mocked timers: the count depends on how many intervals came due, not on how busy the machine is.
+  t.mock.timers.enable({ apis: ['setInterval'] });
   const { store, state } = pruningStore(async () => 0);
   const stop = pruneIdempotencyKeysEvery(store, 10, { warn: () => assert.fail('nothing failed') });
-  await sleep(55);
+  t.mock.timers.tick(9);
+  assert.equal(state.runs, 0, 'pruned before the first interval had passed');
+  t.mock.timers.tick(1);
+  assert.equal(state.runs, 1, 'did not prune when the first interval came due');
+  t.mock.timers.tick(20);
+  assert.equal(state.runs, 3, 'did not prune on each of the next two intervals');
   stop();
-  const runs = state.runs;
-  assert.ok(runs >= 3, `pruned ${runs} times in 55 ms at a 10 ms interval`);
-  await sleep(30);
-  assert.equal(state.runs, runs, 'pruning went on after stop()');
+  t.mock.timers.tick(100);
+  assert.equal(state.runs, 3, 'pruning went on after stop()');
 });
 
-test('a database that is away is not worth a log line; any other failure is logged', async () => {
+test('a database that is away is not worth a log line; any other failure is logged', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
   const warnings: string[] = [];
   const log = { warn: (_fields: object, message: string) => void warnings.push(message) };
   const away = pruningStore(async () => Promise.reject(new DomainError('unavailable', 'store_unavailable', 'away')));
   const stopAway = pruneIdempotencyKeysEvery(away.store, 5, log);
-  await sleep(30);
+  t.mock.timers.tick(15);
   stopAway();
+  await settled();
+  assert.equal(away.state.runs, 3, 'the away store was not tried on each interval');
   assert.deepEqual(warnings, []);
   const broken = pruningStore(async () => Promise.reject(new Error('disk full')));
   const stopBroken = pruneIdempotencyKeysEvery(broken.store, 5, log);
-  await sleep(30);
+  t.mock.timers.tick(15);
   stopBroken();
-  assert.ok(warnings.length > 0 && warnings.every((message) => /pruning expired idempotency keys failed/.test(message)), warnings.join('; '));
+  await settled();
+  assert.equal(warnings.length, 3, `expected one warning per failed run, got: ${warnings.join('; ')}`);
+  assert.ok(warnings.every((message) => /pruning expired idempotency keys failed/.test(message)), warnings.join('; '));
 });
 
 test('the timer never keeps the process alive', () => {

@@ -7,6 +7,7 @@ import type { WebhookSettings } from '../../../src/config.ts';
 import { startDeliveryWorker } from '../../../src/webhooks/delivery-worker.ts';
 import type { SendResult } from '../../../src/webhooks/send-delivery.ts';
 import type { AttemptOutcome, ClaimedDelivery } from '../../../src/store/webhook-store.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const settings: WebhookSettings = { allowPrivate: true, retryScheduleMs: [1000], leaseMs: 60_000, concurrency: 2, pollIntervalMs: 10, disableAfterMs: 86_400_000, secretsKey: null };
 const quiet = { info: () => undefined, warn: () => undefined };
@@ -18,11 +19,20 @@ function fakeStore(count: number) {
     deliveryId: i + 1, leaseOwner: '', eventId: `evt_${i}`, payload: '{}', endpointId: 'we_1', url: 'http://127.0.0.1:9/', secret: 'whsec_AAAA', attempts: 0,
   }));
   const recorded: AttemptOutcome[] = [];
+  /** Date.now() when each outcome reached the store: after everything in it was worked out. */
+  const recordedAt: number[] = [];
   const released: string[] = [];
+  /** Claims handed out so far: a delivery is in flight from its claim on. */
+  const claimed = { count: 0 };
   const store = {
-    claimWebhookDeliveries: async (owner: string, limit: number) => due.splice(0, limit).map((claim) => ({ ...claim, leaseOwner: owner })),
+    claimWebhookDeliveries: async (owner: string, limit: number) => {
+      const claims = due.splice(0, limit).map((claim) => ({ ...claim, leaseOwner: owner }));
+      claimed.count += claims.length;
+      return claims;
+    },
     recordWebhookAttempt: async (_claim: ClaimedDelivery, outcome: AttemptOutcome) => {
       recorded.push(outcome);
+      recordedAt.push(Date.now());
       return { disabled: false };
     },
     releaseWebhookDeliveries: async (owner: string) => {
@@ -30,10 +40,13 @@ function fakeStore(count: number) {
     },
     webhookOutboxStats: async () => ({ pending: due.length, oldestPendingAt: null }),
   } as unknown as Store;
-  return { store, recorded, released };
+  return { store, recorded, recordedAt, released, claimed };
 }
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `done` holds: however long a loaded machine takes, bounded only by a hang detector. */
+const until = (what: string, done: () => boolean) => eventually(what, done, (value) => value, { everyMs: 10 });
 
 test('never more deliveries in flight than the concurrency allows, and every one is sent', async () => {
   const { store, recorded } = fakeStore(7);
@@ -48,31 +61,35 @@ test('never more deliveries in flight than the concurrency allows, and every one
       return { status: 204, latencyMs: 20, response: '', error: null, succeeded: true };
     },
   });
-  for (let i = 0; i < 100 && recorded.length < 7; i++) await wait(10);
+  await until('all 7 deliveries recorded', () => recorded.length >= 7);
   await worker.stop();
   assert.equal(recorded.length, 7);
   assert.equal(most, 2, `at most WEBHOOK_CONCURRENCY (2) at once; saw ${most}`);
 });
 
 test('a failure is given its next attempt from the schedule, jittered', async () => {
-  const { store, recorded } = fakeStore(1);
+  const { store, recorded, recordedAt } = fakeStore(1);
   const worker = startDeliveryWorker({
     store, settings, storeReady: Promise.resolve(), log: quiet, metrics, userAgent: 'test',
     send: async () => ({ status: 500, latencyMs: 1, response: 'no', error: null, succeeded: false }),
   });
-  for (let i = 0; i < 100 && recorded.length < 1; i++) await wait(10);
+  await until('the failed attempt recorded', () => recorded.length >= 1);
   await worker.stop();
-  const next = recorded[0]!.nextAttemptAt!.getTime() - recorded[0]!.attemptedAt.getTime();
-  assert.ok(next >= 800 && next <= 1300, `the next attempt ${next} ms later, expected 1 s ± a fifth`);
+  // The next attempt is worked out between the attempt and its recording, however far apart a loaded machine puts them:
+  // 1 s - a fifth after the first at the least, 1 s + a fifth after the second at the most.
+  const nextAt = recorded[0]!.nextAttemptAt!.getTime();
+  const afterAttempt = nextAt - recorded[0]!.attemptedAt.getTime();
+  const afterRecording = nextAt - recordedAt[0]!;
+  assert.ok(afterAttempt >= 800 && afterRecording <= 1200, `the next attempt ${afterAttempt} ms after the attempt and ${afterRecording} ms after its recording: expected 1 s ± a fifth`);
 });
 
 test('stopping waits for deliveries in flight up to the grace, then lets go of their leases', async () => {
-  const { store, released } = fakeStore(1);
+  const { store, released, claimed } = fakeStore(1);
   const worker = startDeliveryWorker({
     store, settings, storeReady: Promise.resolve(), log: quiet, metrics, userAgent: 'test',
     send: () => new Promise<SendResult>(() => undefined), // a receiver that never answers
   });
-  await wait(50);
+  await until('the delivery claimed and in flight', () => claimed.count >= 1);
   const started = performance.now();
   await worker.stop(100);
   assert.ok(performance.now() - started >= 90, 'stop waited for the grace');
@@ -91,7 +108,7 @@ test('with tracing on, every delivery runs in a webhook.deliver span that record
     store, settings, storeReady: Promise.resolve(), log: quiet, metrics, userAgent: 'test', traced,
     send: async () => ({ status: 204, latencyMs: 1, response: '', error: null, succeeded: true }),
   });
-  for (let i = 0; i < 100 && recorded.length < 2; i++) await wait(10);
+  await until('both deliveries recorded', () => recorded.length >= 2);
   await worker.stop();
   assert.deepEqual(
     spans.map((span) => [span.name, span.attributes['webhook.event_id'], span.notes['http.response.status_code'], span.notes['webhook.delivered']]).sort(),

@@ -1,4 +1,7 @@
 // Unknown user and wrong key must be indistinguishable: the same body and, within noise, the same time.
+// A measurement, not part of `npm test` (a loaded machine's scheduler can flip a median): `npm run test:timing` runs it, on a
+// quiet machine. What npm test guards instead, deterministically: test/unit/http/auth/decoy-comparison.test.ts (the same store
+// lookup and whole-hash comparison on both paths) and test/e2e/auth-refusals-alike.test.ts (the same bodies).
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
 import { after, before, test } from 'node:test';
