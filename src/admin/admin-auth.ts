@@ -4,7 +4,7 @@ import { ADMIN_TOKEN_PREFIXES, parseAdminToken } from '../domain/admin-tokens.ts
 import { digestMatches, hashKey, keyDigest, parseKey, type KeyEnvironment } from '../domain/api-keys.ts';
 import { HttpError } from '../http/failures/http-error.ts';
 import type { CountedAuthAttempt, RateBudgets } from '../http/limits/rate-limits.ts';
-import type { AdminCredential, Store } from '../store/store.ts';
+import type { AdminCredential, AdminTokenStore } from '../store/store.ts';
 
 /** `token`: an admin token is required. `public`: answered without one (the OpenAPI document). */
 export type AdminAccess = 'token' | 'public';
@@ -20,7 +20,7 @@ declare module 'fastify' {
 }
 
 export interface AdminAuthOptions {
-  readonly store: Store;
+  readonly store: AdminTokenStore;
   /** The server's: a token of the other environment is told so (wrong_environment). */
   readonly environment: KeyEnvironment;
   /** How often at most a token's `last used` time is written. */

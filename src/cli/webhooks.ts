@@ -13,7 +13,7 @@ import {
   redeliverWebhookEvent,
 } from '../webhooks/webhook-operations.ts';
 import { attemptJson, endpointJson } from '../webhooks/representations.ts';
-import { MAX_WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../store/webhook-store.ts';
+import { MAX_WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
 
 export const WEBHOOKS: CommandGroup = {
   name: 'webhooks',

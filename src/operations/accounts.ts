@@ -4,7 +4,7 @@ import { checkDisplayName, checkUsername } from '../domain/names.ts';
 import { checkTimezone } from '../domain/timezone-choice.ts';
 import type { TimezoneCatalog } from '../domain/timezones.ts';
 import { accountNotFound } from '../store/store-errors.ts';
-import type { Account, AccountUpdateOptions, AuditActor, Store } from '../store/store.ts';
+import type { Account, AccountStore, AccountUpdateOptions, AuditActor } from '../store/store.ts';
 
 export interface CreateAccountInput {
   readonly username: string;
@@ -15,7 +15,7 @@ export interface CreateAccountInput {
   readonly premium?: boolean;
 }
 
-export async function createAccount(store: Store, actor: AuditActor, timezones: TimezoneCatalog, input: CreateAccountInput): Promise<Account> {
+export async function createAccount(store: AccountStore, actor: AuditActor, timezones: TimezoneCatalog, input: CreateAccountInput): Promise<Account> {
   checkUsername(input.username);
   const name = checkDisplayName(input.name ?? input.username, 'name');
   const timezone = checkTimezone(timezones, input.timezone ?? 'UTC', 'timezone');
@@ -29,7 +29,7 @@ export interface UpdateAccountInput {
 }
 
 /** Name and timezone, each checked before either is written; each change is its own entry (account.updated). */
-export async function updateAccount(store: Store, actor: AuditActor, timezones: TimezoneCatalog, input: UpdateAccountInput): Promise<Account> {
+export async function updateAccount(store: AccountStore, actor: AuditActor, timezones: TimezoneCatalog, input: UpdateAccountInput): Promise<Account> {
   const name = input.name === undefined ? undefined : checkDisplayName(input.name, 'name');
   const timezone = input.timezone === undefined ? undefined : checkTimezone(timezones, input.timezone, 'timezone');
   let account = await store.findAccount(input.username);
@@ -44,7 +44,7 @@ export async function updateAccount(store: Store, actor: AuditActor, timezones: 
  * Idempotency-Key) are checked by the store inside the write's own transaction.
  */
 export async function renameAccount(
-  store: Store,
+  store: AccountStore,
   actor: AuditActor,
   input: { readonly accountId: number; readonly name: string },
   conditions?: AccountUpdateOptions,
@@ -54,7 +54,7 @@ export async function renameAccount(
 
 /** POST /settings: the caller's timezone, by the same rule as updateAccount's. */
 export async function changeTimezone(
-  store: Store,
+  store: AccountStore,
   actor: AuditActor,
   timezones: TimezoneCatalog,
   input: { readonly accountId: number; readonly timezone: string },
@@ -63,21 +63,21 @@ export async function changeTimezone(
   return store.updateTimezone(input.accountId, checkTimezone(timezones, input.timezone), actor, conditions);
 }
 
-export async function setPremium(store: Store, actor: AuditActor, input: { readonly username: string; readonly premium: boolean }): Promise<Account> {
+export async function setPremium(store: AccountStore, actor: AuditActor, input: { readonly username: string; readonly premium: boolean }): Promise<Account> {
   return store.setPremium(input.username, input.premium, actor);
 }
 
 /** The account and all of its keys; its audit entries stay. */
-export async function deleteAccount(store: Store, actor: AuditActor, input: { readonly username: string }): Promise<void> {
+export async function deleteAccount(store: AccountStore, actor: AuditActor, input: { readonly username: string }): Promise<void> {
   return store.deleteAccount(input.username, actor);
 }
 
-export async function findAccount(store: Store, input: { readonly username: string }): Promise<Account> {
+export async function findAccount(store: AccountStore, input: { readonly username: string }): Promise<Account> {
   const account = await store.findAccount(input.username);
   if (account === null) throw accountNotFound(input.username);
   return account;
 }
 
-export async function listAccounts(store: Store): Promise<Account[]> {
+export async function listAccounts(store: AccountStore): Promise<Account[]> {
   return store.listAccounts();
 }

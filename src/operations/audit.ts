@@ -1,6 +1,6 @@
 // Reading and pruning the audit trail, for `account-api audit`, GET /admin/v0/audit and serve's background pruning.
 import { DomainError } from '../domain/errors.ts';
-import type { AuditActor, AuditEvent, NewAuditEvent, Store } from '../store/store.ts';
+import type { AuditActor, AuditEvent, AuditStore, NewAuditEvent } from '../store/store.ts';
 
 export interface ReadAuditInput {
   readonly username?: string;
@@ -13,7 +13,7 @@ export interface ReadAuditInput {
 export const MAX_AUDIT_LIMIT = 10_000;
 
 /** Entries oldest first. */
-export async function readAudit(store: Store, input: ReadAuditInput = {}): Promise<AuditEvent[]> {
+export async function readAudit(store: AuditStore, input: ReadAuditInput = {}): Promise<AuditEvent[]> {
   let since: Date | undefined;
   if (input.since !== undefined) {
     since = new Date(Date.parse(input.since));
@@ -30,11 +30,11 @@ export async function readAudit(store: Store, input: ReadAuditInput = {}): Promi
 }
 
 /** Deletes entries older than `retentionDays` days before `now`; resolves with how many. */
-export async function pruneAudit(store: Store, retentionDays: number, now = Date.now()): Promise<number> {
+export async function pruneAudit(store: AuditStore, retentionDays: number, now = Date.now()): Promise<number> {
   return store.pruneAudit(new Date(now - retentionDays * 86_400_000));
 }
 
 /** An entry for a change the store does not make itself (admin tokens: admin_token.created, admin_token.revoked). */
-export async function recordAudit(store: Store, actor: AuditActor, event: NewAuditEvent): Promise<AuditEvent> {
+export async function recordAudit(store: AuditStore, actor: AuditActor, event: NewAuditEvent): Promise<AuditEvent> {
   return store.recordAudit(event, actor);
 }

@@ -1,7 +1,7 @@
 // Key operations, the one implementation the CLI and the admin API share: issue, roll, revoke, list.
 import { issueKey, KEY_ID_PATTERN, type KeyEnvironment } from '../domain/api-keys.ts';
 import { DomainError } from '../domain/errors.ts';
-import type { ApiKeyRecord, AuditActor, KeyScope, Store } from '../store/store.ts';
+import type { ApiKeyRecord, AuditActor, KeyScope, KeyStore } from '../store/store.ts';
 import { MAX_ACTIVE_KEYS } from '../store/store.ts';
 import { checkExpiry, MAX_LIFETIME_MS, parseDuration, parseExpiry } from './expiry.ts';
 
@@ -69,7 +69,7 @@ function expiryOf(input: CreateKeyInput, now: number): Date | null {
 }
 
 /** Every rule is checked before the store is touched: bad input changes nothing. */
-export async function createKey(store: Store, actor: AuditActor, input: CreateKeyInput): Promise<IssuedApiKey> {
+export async function createKey(store: KeyStore, actor: AuditActor, input: CreateKeyInput): Promise<IssuedApiKey> {
   const label = checkLabel(input.label);
   const scope = checkScope(input.scope);
   const expiresAt = expiryOf(input, input.now ?? Date.now());
@@ -102,7 +102,7 @@ export interface RolledApiKey {
  * The successor keeps the old key's owner, label, scope and lifetime. A key is rolled once: one rolled already is refused
  * (key_already_rolled, naming its successor), and so is a revoked or expired key (key_inactive).
  */
-export async function rollKey(store: Store, actor: AuditActor, input: RollKeyInput): Promise<RolledApiKey> {
+export async function rollKey(store: KeyStore, actor: AuditActor, input: RollKeyInput): Promise<RolledApiKey> {
   checkKeyId(input.keyId);
   const overlapMs = parseDuration(input.overlap ?? DEFAULT_OVERLAP, 'overlap', { zero: true });
   if (overlapMs > MAX_LIFETIME_MS) throw new DomainError('invalid', 'invalid_duration', 'An overlap is at most 10 years.', { field: 'overlap' });
@@ -116,10 +116,10 @@ export async function rollKey(store: Store, actor: AuditActor, input: RollKeyInp
   return { ...rolled, token: issued.token };
 }
 
-export async function revokeKey(store: Store, actor: AuditActor, input: { readonly keyId: string }): Promise<ApiKeyRecord> {
+export async function revokeKey(store: KeyStore, actor: AuditActor, input: { readonly keyId: string }): Promise<ApiKeyRecord> {
   return store.revokeKey(checkKeyId(input.keyId), actor);
 }
 
-export async function listKeys(store: Store, input: { readonly username: string }): Promise<ApiKeyRecord[]> {
+export async function listKeys(store: KeyStore, input: { readonly username: string }): Promise<ApiKeyRecord[]> {
   return store.listKeys(input.username);
 }

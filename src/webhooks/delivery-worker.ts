@@ -8,7 +8,7 @@ import { nextAttemptAt } from '../domain/webhooks/retry-schedule.ts';
 import { openSecret } from './secret-sealing.ts';
 import { sendDelivery, type SendOptions, type SendResult } from './send-delivery.ts';
 import type { WebhookMetrics } from './webhook-metrics.ts';
-import type { ClaimedDelivery } from '../store/webhook-store.ts';
+import type { ClaimedDelivery } from '../store/webhooks/webhook-store.ts';
 
 export interface DeliveryWorkerOptions {
   readonly store: Store;

@@ -1,5 +1,5 @@
 // How the CLI's --json and the admin API show endpoints and attempts: snake_case, never a secret.
-import type { DeliveryAttempt, WebhookEndpoint } from '../store/webhook-store.ts';
+import type { DeliveryAttempt, WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
 
 export function endpointJson(endpoint: WebhookEndpoint) {
   return {

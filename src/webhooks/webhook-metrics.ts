@@ -1,6 +1,6 @@
 // Webhooks' Prometheus metrics, in the app's registry: deliveries by outcome, the outbox's depth and the age of its oldest event.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { OutboxStats } from '../store/webhook-store.ts';
+import type { OutboxStats } from '../store/webhooks/webhook-store.ts';
 
 export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed';
 

@@ -8,7 +8,7 @@ import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from '../domain/webhooks/even
 import { sealSecret } from './secret-sealing.ts';
 import { newSigningSecret } from './signature.ts';
 import { invalidWebhookEvents, invalidWebhookUrl } from '../domain/webhooks/webhook-errors.ts';
-import type { DeliveryAttempt, WebhookEndpoint } from '../store/webhook-store.ts';
+import type { DeliveryAttempt, WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
 
 export interface NewEndpointRequest {
   readonly url: string;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { requiring } from '../support/requiring.ts';
 import { cliActor } from '../../src/operations/actor.ts';
 import type { Store } from '../../src/store/store.ts';
-import { MAX_WEBHOOK_ENDPOINTS, type AttemptOutcome, type ClaimedDelivery } from '../../src/store/webhook-store.ts';
+import { MAX_WEBHOOK_ENDPOINTS, type AttemptOutcome, type ClaimedDelivery } from '../../src/store/webhooks/webhook-store.ts';
 import { issueKey } from '../../src/domain/api-keys.ts';
 import { account, domainCode, freshStore, newKey, type MakeStore } from './contract-support.ts';
 

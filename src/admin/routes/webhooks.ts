@@ -13,7 +13,7 @@ import {
   redeliverWebhookEvent,
 } from '../../webhooks/webhook-operations.ts';
 import { attemptJson, endpointJson } from '../../webhooks/representations.ts';
-import { MAX_WEBHOOK_ENDPOINTS } from '../../store/webhook-store.ts';
+import { MAX_WEBHOOK_ENDPOINTS } from '../../store/webhooks/webhook-store.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { actorOf } from '../admin-actor.ts';
 import { decodeEndpointCursor, encodeEndpointCursor, pageLimit } from '../paging.ts';

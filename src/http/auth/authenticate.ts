@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { looksLikeAdminToken } from '../../domain/admin-tokens.ts';
 import { digestMatches, hashKey, keyDigest, parseKey, type KeyEnvironment, type ParsedKey } from '../../domain/api-keys.ts';
 import { EXPIRY_WARNING_MS } from '../../operations/expiry.ts';
-import type { Account, Credential, Store } from '../../store/store.ts';
+import type { Account, Credential, CredentialStore } from '../../store/store.ts';
 import { parseBasicCredentials, type BasicCredentials } from './basic-credentials.ts';
 import { HttpError } from '../failures/http-error.ts';
 import type { AuthAttempt, RateBudgets } from '../limits/rate-limits.ts';
@@ -26,7 +26,7 @@ declare module 'fastify' {
 }
 
 export interface AuthenticateOptions {
-  readonly store: Store;
+  readonly store: CredentialStore;
   readonly environment: KeyEnvironment;
   readonly realm: string;
   /** How often at most a key's `last used` time is written: one write per key per interval, not per request. */

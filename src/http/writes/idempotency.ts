@@ -3,7 +3,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { idempotencyKeyInUse } from '../../store/store-errors.ts';
-import type { HeldIdempotencyKey, IdempotencyOwner, Store, StoredAnswer } from '../../store/store.ts';
+import type { HeldIdempotencyKey, IdempotencyOwner, IdempotencyStore, StoredAnswer } from '../../store/store.ts';
 import { HttpError } from '../failures/http-error.ts';
 
 /** How long a key is kept, answered or not: the same key within it gets the first answer again. */
@@ -88,7 +88,7 @@ export interface AnswerSealing {
 }
 
 export interface IdempotentWritesOptions {
-  readonly store: Store;
+  readonly store: IdempotencyStore;
   /** For answers that hold secrets (the admin port's issued keys); none: bodies are stored as sent. */
   readonly sealing?: AnswerSealing;
   /** Whose keys the requests use: the calling account's by default; the admin port's, the admin token's. */

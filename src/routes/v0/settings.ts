@@ -21,10 +21,10 @@ import { answerConditionally, taggedView } from '../../http/writes/conditional.t
 import { idempotentWrites } from '../../http/writes/idempotency.ts';
 import { changeTimezone } from '../../operations/accounts.ts';
 import { keyActor } from '../../operations/actor.ts';
-import type { Account, Store } from '../../store/store.ts';
+import type { Account, AccountStore, IdempotencyStore } from '../../store/store.ts';
 
 export interface SettingsRoutesOptions {
-  readonly store: Store;
+  readonly store: AccountStore & IdempotencyStore;
   readonly timezones: TimezoneCatalog;
 }
 

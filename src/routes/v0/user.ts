@@ -18,10 +18,10 @@ import {
 } from '../../http/wire/schemas.ts';
 import { renameAccount } from '../../operations/accounts.ts';
 import { keyActor } from '../../operations/actor.ts';
-import type { Account, Store } from '../../store/store.ts';
+import type { Account, AccountStore, IdempotencyStore } from '../../store/store.ts';
 
 export interface UserRoutesOptions {
-  readonly store: Store;
+  readonly store: AccountStore & IdempotencyStore;
   /** Where this plugin is mounted, for the alias's Link header. */
   readonly apiPrefix: string;
 }

@@ -61,7 +61,7 @@ import type {
   OutboxStats,
   WebhookEndpoint,
   WebhookEndpointPosition,
-} from '../webhook-store.ts';
+} from '../webhooks/webhook-store.ts';
 import { brokenConstraint, isConnectionFailure, translatePgError } from './pg-errors.ts';
 import { pgDriver } from './pg-driver.ts';
 

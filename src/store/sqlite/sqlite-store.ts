@@ -60,7 +60,7 @@ import type {
   OutboxStats,
   WebhookEndpoint,
   WebhookEndpointPosition,
-} from '../webhook-store.ts';
+} from '../webhooks/webhook-store.ts';
 import { retryWhileLocked } from './lock-wait.ts';
 import { isBusy, SQLITE_CONSTRAINT_FOREIGNKEY, SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE, translate } from './sqlite-errors.ts';
 import { WalIndexHeader } from './wal-index-header.ts';

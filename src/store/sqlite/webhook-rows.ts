@@ -10,8 +10,8 @@ import type {
   OutboxStats,
   WebhookEndpoint,
   WebhookEndpointPosition,
-} from '../webhook-store.ts';
-import { MAX_WEBHOOK_ENDPOINTS } from '../webhook-store.ts';
+} from '../webhooks/webhook-store.ts';
+import { MAX_WEBHOOK_ENDPOINTS } from '../webhooks/webhook-store.ts';
 import type { NewAuditEvent } from '../store.ts';
 import { failureReason } from '../../domain/webhooks/retry-schedule.ts';
 

@@ -6,7 +6,7 @@ import type { SpanRunner } from '../../../src/tracing/tracing.ts';
 import type { WebhookSettings } from '../../../src/config.ts';
 import { startDeliveryWorker } from '../../../src/webhooks/delivery-worker.ts';
 import type { SendResult } from '../../../src/webhooks/send-delivery.ts';
-import type { AttemptOutcome, ClaimedDelivery } from '../../../src/store/webhook-store.ts';
+import type { AttemptOutcome, ClaimedDelivery } from '../../../src/store/webhooks/webhook-store.ts';
 import { eventually } from '../../support/eventually.ts';
 
 const settings: WebhookSettings = { allowPrivate: true, retryScheduleMs: [1000], leaseMs: 60_000, concurrency: 2, pollIntervalMs: 10, disableAfterMs: 86_400_000, secretsKey: null };
