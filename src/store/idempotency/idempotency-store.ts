@@ -34,7 +34,7 @@ export type IdempotencyClaimOutcome =
   | { readonly state: 'in_progress'; readonly fingerprint: string }
   | { readonly state: 'completed'; readonly fingerprint: string; readonly answer: StoredAnswer };
 
-/** Idempotency keys: claimed, completed, released and pruned, on both ports (sqlite/idempotency-keys.ts, postgres/idempotency-keys.ts). */
+/** Idempotency keys: claimed, completed, released and pruned, on both ports (idempotency/sqlite.ts, idempotency/postgres.ts). */
 export interface IdempotencyStore {
   /**
    * Claims an account's or admin token's idempotency key atomically: of two claims at once, exactly one gets 'claimed'. A key held past its

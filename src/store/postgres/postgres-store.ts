@@ -31,7 +31,7 @@ import {
 } from '../store.ts';
 import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
 import { accountCreated, accountDeleted, keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
-import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents } from './audit-rows.ts';
+import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents } from '../audit/postgres.ts';
 import type { Query } from './query.ts';
 import { assertSchemaCurrent } from '../migrations.ts';
 import {
@@ -48,10 +48,10 @@ import {
   tooManyKeys,
   usernameTaken,
 } from '../store-errors.ts';
-import { claimKey, completeKey, lockHeldKey, pruneKeys, releaseKey } from './idempotency-keys.ts';
+import { claimKey, completeKey, lockHeldKey, pruneKeys, releaseKey } from '../idempotency/postgres.ts';
 import { READ_ENVIRONMENT_SQL, recordEnvironment } from './deployment.ts';
 import { applyMigrations } from './migrate.ts';
-import * as webhookRows from './webhook-rows.ts';
+import * as webhookRows from '../webhooks/postgres.ts';
 import { newEventId } from '../../domain/webhooks/events.ts';
 import type {
   AttemptOutcome,
@@ -144,7 +144,7 @@ const UTC_ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
 /**
  * The rest of #updateAccount's one statement: account.updated's webhook event ($6 its id), built as events.ts's eventBody
- * builds it, and its deliveries (webhook-rows.ts's FAN_OUT), both only when the audit entry was written.
+ * builds it, and its deliveries (webhooks/postgres.ts's FAN_OUT), both only when the audit entry was written.
  */
 const WEBHOOK_EVENT_OF_UPDATE = (column: 'name' | 'timezone') => `event AS (
               INSERT INTO webhook_events (event_id, type, created_at, payload)

@@ -46,12 +46,12 @@ import {
   tooManyKeys,
   usernameTaken,
 } from '../store-errors.ts';
-import { claimKey, completeKey, holdsKey, pruneKeys, releaseKey } from './idempotency-keys.ts';
+import { claimKey, completeKey, holdsKey, pruneKeys, releaseKey } from '../idempotency/sqlite.ts';
 import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
 import { accountCreated, accountDeleted, keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
-import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents } from './audit-rows.ts';
+import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents } from '../audit/sqlite.ts';
 import { readEnvironment, recordEnvironment } from './deployment.ts';
-import * as webhookRows from './webhook-rows.ts';
+import * as webhookRows from '../webhooks/sqlite.ts';
 import type {
   AttemptOutcome,
   ClaimedDelivery,

@@ -1,5 +1,5 @@
 // What webhooks need of a store: endpoints, the outbox's deliveries claimed under a lease, and every attempt's record.
-// Both engines implement it (sqlite/webhook-rows.ts, postgres/webhook-rows.ts); the outbox rows themselves are written by
+// Both engines implement it (webhooks/sqlite.ts, webhooks/postgres.ts); the outbox rows themselves are written by
 // the engines where they write audit entries, in the change's own transaction.
 
 /**

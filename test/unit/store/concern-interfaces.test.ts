@@ -10,6 +10,8 @@ import type { CredentialStore } from '../../../src/store/store.ts';
 
 const STORE = join(import.meta.dirname, '../../../src/store');
 const CONCERNS = ['accounts', 'admin-tokens', 'audit', 'credentials', 'idempotency', 'keys', 'schema', 'webhooks'];
+// Concerns whose SQL already sits beside their interface, one file per engine.
+const WITH_ENGINES = ['audit', 'idempotency', 'webhooks'];
 const SQL = /\b(SELECT|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+TABLE)\b/;
 const ENGINE_IMPORT = /from\s+'[^']*\/(sqlite|postgres)\/[^']*'|from\s+'(node:sqlite|pg)'/;
 
@@ -41,4 +43,15 @@ test('authentication is built on a CredentialStore alone: the two methods it rea
   const budgets = { spendAuthAttempt: () => null, refundAuthAttempt: () => undefined, charge: () => undefined } as unknown as RateBudgets;
   const authenticate = authenticator(budgets, { store: credentials, environment: 'live', realm: 'test', touchIntervalMs: 60_000 });
   assert.equal(typeof authenticate, 'function');
+});
+
+test('a concern whose SQL has moved holds it beside its interface, one file per engine, and the engine folders no longer do', () => {
+  for (const concern of WITH_ENGINES) {
+    const files = readdirSync(join(STORE, concern));
+    assert.ok(files.includes('sqlite.ts') && files.includes('postgres.ts'), `${concern}/ lacks sqlite.ts or postgres.ts: ${files.join(', ')}`);
+  }
+  const leftBehind = ['sqlite', 'postgres'].flatMap((engine) =>
+    readdirSync(join(STORE, engine)).filter((file) => /^(audit-rows|idempotency-keys|webhook-rows)\.ts$/.test(file)).map((file) => `${engine}/${file}`),
+  );
+  assert.deepEqual(leftBehind, [], 'a concern moved out of the engine folders is back in one');
 });

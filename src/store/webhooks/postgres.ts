@@ -10,11 +10,11 @@ import type {
   OutboxStats,
   WebhookEndpoint,
   WebhookEndpointPosition,
-} from '../webhooks/webhook-store.ts';
-import { MAX_WEBHOOK_ENDPOINTS } from '../webhooks/webhook-store.ts';
+} from './webhook-store.ts';
+import { MAX_WEBHOOK_ENDPOINTS } from './webhook-store.ts';
 import type { NewAuditEvent } from '../store.ts';
 import { failureReason } from '../../domain/webhooks/retry-schedule.ts';
-import type { Query, Row } from './query.ts';
+import type { Query, Row } from '../postgres/query.ts';
 
 const ENDPOINT_COLUMNS = 'endpoint_id, url, description, event_types, created_at, disabled_at, disabled_reason, failing_since';
 const iso = (value: unknown) => (value instanceof Date ? value : new Date(String(value))).toISOString();
@@ -85,7 +85,7 @@ async function objectAfter(query: Query, event: NewAuditEvent): Promise<EventObj
   };
 }
 
-/** Must run in the transaction that makes the change (audit-rows.ts calls it beside the audit entry). */
+/** Must run in the transaction that makes the change (audit/postgres.ts calls it beside the audit entry). */
 export async function insertWebhookEvent(query: Query, event: NewAuditEvent, occurredAt: Date): Promise<void> {
   if (!isWebhookEventType(event.action)) return;
   const eventId = newEventId();

@@ -1,7 +1,7 @@
 // The audit trail's rows in PostgreSQL: written by the caller's transaction (or statement), read back as AuditEvents.
 import type { AuditActor, AuditEvent, AuditQuery, NewAuditEvent } from '../store.ts';
-import type { Query, Row } from './query.ts';
-import { deleteWebhookEventsBefore, insertWebhookEvent } from './webhook-rows.ts';
+import type { Query, Row } from '../postgres/query.ts';
+import { deleteWebhookEventsBefore, insertWebhookEvent } from '../webhooks/postgres.ts';
 
 const AUDIT_COLUMNS = 'id, occurred_at, actor, action, account_id, username, changes, request_id, address';
 const DEFAULT_AUDIT_LIMIT = 1000;
@@ -20,7 +20,7 @@ export function toAuditEvent(row: Row): AuditEvent {
   };
 }
 
-/** Must run on the connection, and in the transaction, that makes the change; writes its webhook event beside it (webhook-rows.ts). */
+/** Must run on the connection, and in the transaction, that makes the change; writes its webhook event beside it (webhooks/postgres.ts). */
 export async function insertAuditEvent(query: Query, audit: AuditActor, event: NewAuditEvent): Promise<AuditEvent> {
   // clock_timestamp(), not now(): entries of one transaction keep their order in time as well as by id.
   const [row] = await query(

@@ -1,7 +1,7 @@
 // The audit trail's rows in SQLite: written inside the caller's transaction, read back as AuditEvents.
 import type { StatementSync } from 'node:sqlite';
 import type { AuditActor, AuditEvent, AuditQuery, NewAuditEvent } from '../store.ts';
-import { deleteWebhookEventsBefore, insertWebhookEvent } from './webhook-rows.ts';
+import { deleteWebhookEventsBefore, insertWebhookEvent } from '../webhooks/sqlite.ts';
 
 type Row = Record<string, unknown>;
 type Prepare = (sql: string) => StatementSync;
@@ -25,7 +25,7 @@ export function toAuditEvent(row: Row): AuditEvent {
   };
 }
 
-/** Must run inside the transaction that makes the change; writes the change's webhook event beside it (webhook-rows.ts). */
+/** Must run inside the transaction that makes the change; writes the change's webhook event beside it (webhooks/sqlite.ts). */
 export function insertAuditEvent(prepare: Prepare, audit: AuditActor, event: NewAuditEvent, at = new Date()): AuditEvent {
   const occurredAt = at.toISOString();
   insertWebhookEvent(prepare, event, occurredAt);

@@ -10,8 +10,8 @@ import type {
   OutboxStats,
   WebhookEndpoint,
   WebhookEndpointPosition,
-} from '../webhooks/webhook-store.ts';
-import { MAX_WEBHOOK_ENDPOINTS } from '../webhooks/webhook-store.ts';
+} from './webhook-store.ts';
+import { MAX_WEBHOOK_ENDPOINTS } from './webhook-store.ts';
 import type { NewAuditEvent } from '../store.ts';
 import { failureReason } from '../../domain/webhooks/retry-schedule.ts';
 
@@ -82,7 +82,7 @@ function objectAfter(prepare: Prepare, event: NewAuditEvent): EventObject {
 }
 
 /**
- * Must run inside the transaction that makes the change (audit-rows.ts calls it beside the audit entry): the event and a
+ * Must run inside the transaction that makes the change (audit/sqlite.ts calls it beside the audit entry): the event and a
  * delivery to every enabled endpoint subscribed to its type, committed with the change or not at all.
  */
 export function insertWebhookEvent(prepare: Prepare, event: NewAuditEvent, occurredAt: string): void {
