@@ -33,6 +33,8 @@ import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts'
 import { accountCreated, accountDeleted, keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
 import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents } from '../audit/postgres.ts';
 import type { Query } from './query.ts';
+import { iso, isoOrNull } from './query.ts';
+import * as adminTokenRows from '../admin-tokens/postgres.ts';
 import { assertSchemaCurrent } from '../migrations.ts';
 import {
   accountGone,
@@ -87,14 +89,6 @@ const CLIENT_TIMEOUT_MARGIN_MS = 1000;
 const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';
 
-function iso(value: unknown): string {
-  return (value instanceof Date ? value : new Date(String(value))).toISOString();
-}
-
-function isoOrNull(value: unknown): string | null {
-  return value === null ? null : iso(value);
-}
-
 function toAccount(row: Row): Account {
   return {
     id: Number(row.id),
@@ -121,19 +115,7 @@ function toKey(row: Row): ApiKeyRecord {
   };
 }
 
-function toAdminToken(row: Row): AdminTokenRecord {
-  return {
-    tokenId: String(row.token_id),
-    label: String(row.label),
-    displayPrefix: String(row.display_prefix),
-    createdBy: String(row.created_by),
-    createdAt: iso(row.created_at),
-    lastUsedAt: isoOrNull(row.last_used_at),
-    revokedAt: isoOrNull(row.revoked_at),
-  };
-}
 
-const ADMIN_TOKEN_COLUMNS = 'token_id, label, display_prefix, created_by, created_at, last_used_at, revoked_at';
 const ACCOUNT_COLUMNS = 'id, username, name, timezone, premium, created_at';
 const KEY_COLUMNS =
   'k.key_id, a.username, k.label, k.display_prefix, k.scope, k.created_at, k.expires_at, k.last_used_at, k.revoked_at, k.rolled_into';
@@ -662,12 +644,7 @@ export class PostgresStore implements Store {
   async createAdminToken(token: NewAdminToken, audit?: AuditActor): Promise<AdminTokenRecord> {
     try {
       return await this.#transaction(async (query) => {
-        const [row] = await query(
-          `INSERT INTO admin_tokens (token_id, secret_hash, display_prefix, label, created_by, created_at)
-           VALUES ($1, $2, $3, $4, $5, now()) RETURNING ${ADMIN_TOKEN_COLUMNS}`,
-          [token.tokenId, Buffer.from(token.hash), token.displayPrefix, token.label, token.createdBy],
-        );
-        const created = toAdminToken(row!);
+        const created = await adminTokenRows.insertAdminToken(query, token);
         await this.#audit(query, audit, adminTokenCreated(created));
         return created;
       });
@@ -679,30 +656,26 @@ export class PostgresStore implements Store {
   }
 
   async listAdminTokens(): Promise<AdminTokenRecord[]> {
-    return (await this.#query(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens ORDER BY created_at, token_id`)).map(toAdminToken);
+    return adminTokenRows.selectAdminTokens(this.#statementQuery);
   }
 
   async revokeAdminToken(tokenId: string, audit?: AuditActor): Promise<AdminTokenRecord> {
     return this.#transaction(async (query) => {
-      // The row lock makes two revocations at once record one entry: the second finds it revoked already.
-      const [before] = await query(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE token_id = $1 FOR UPDATE`, [tokenId]);
-      if (before === undefined) throw adminTokenNotFound(tokenId);
-      if (before.revoked_at !== null) return toAdminToken(before);
-      const [row] = await query(`UPDATE admin_tokens SET revoked_at = now() WHERE token_id = $1 RETURNING ${ADMIN_TOKEN_COLUMNS}`, [tokenId]);
-      const revoked = toAdminToken(row!);
+      const before = await adminTokenRows.lockAdminToken(query, tokenId);
+      if (before === null) throw adminTokenNotFound(tokenId);
+      if (before.revokedAt !== null) return before;
+      const revoked = await adminTokenRows.markAdminTokenRevoked(query, tokenId);
       await this.#audit(query, audit, adminTokenRevoked(revoked));
       return revoked;
     });
   }
 
   async findAdminToken(tokenId: string): Promise<AdminCredential | null> {
-    const row = await this.#one('SELECT token_id, secret_hash, revoked_at FROM admin_tokens WHERE token_id = $1', [tokenId]);
-    if (row === undefined) return null;
-    return { tokenId: String(row.token_id), hash: row.secret_hash as Buffer, revoked: row.revoked_at !== null };
+    return adminTokenRows.selectAdminCredential(this.#statementQuery, tokenId);
   }
 
   async touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
-    await this.#query('UPDATE admin_tokens SET last_used_at = $2 WHERE token_id = $1', [tokenId, usedAt]);
+    await adminTokenRows.stampAdminTokenUse(this.#statementQuery, tokenId, usedAt);
   }
 
   // Webhooks (src/webhooks/): the outbox rows are written by insertAuditEvent, beside each audited change.

@@ -3,3 +3,12 @@
 
 export type Row = Record<string, unknown>;
 export type Query = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
+
+/** A timestamp as the API shows it (ISO 8601, UTC), whether the driver gave a Date or text. */
+export function iso(value: unknown): string {
+  return (value instanceof Date ? value : new Date(String(value))).toISOString();
+}
+
+export function isoOrNull(value: unknown): string | null {
+  return value === null ? null : iso(value);
+}

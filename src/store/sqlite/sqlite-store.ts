@@ -48,6 +48,7 @@ import {
 } from '../store-errors.ts';
 import { claimKey, completeKey, holdsKey, pruneKeys, releaseKey } from '../idempotency/sqlite.ts';
 import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
+import * as adminTokenRows from '../admin-tokens/sqlite.ts';
 import { accountCreated, accountDeleted, keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
 import { deleteAuditEventsBefore, insertAuditEvent, selectAuditEvents } from '../audit/sqlite.ts';
 import { readEnvironment, recordEnvironment } from './deployment.ts';
@@ -126,19 +127,7 @@ function toKey(row: Row): ApiKeyRecord {
   };
 }
 
-function toAdminToken(row: Row): AdminTokenRecord {
-  return {
-    tokenId: String(row.token_id),
-    label: String(row.label),
-    displayPrefix: String(row.display_prefix),
-    createdBy: String(row.created_by),
-    createdAt: String(row.created_at),
-    lastUsedAt: row.last_used_at === null ? null : String(row.last_used_at),
-    revokedAt: row.revoked_at === null ? null : String(row.revoked_at),
-  };
-}
 
-const ADMIN_TOKEN_COLUMNS = 'token_id, label, display_prefix, created_by, created_at, last_used_at, revoked_at';
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -787,17 +776,7 @@ export class SqliteStore implements Store {
   createAdminToken(token: NewAdminToken, audit?: AuditActor): Promise<AdminTokenRecord> {
     return this.#run(() =>
       this.#transaction(() => {
-        let created: AdminTokenRecord;
-        try {
-          const row = this.#statement(
-            `INSERT INTO admin_tokens (token_id, secret_hash, display_prefix, label, created_by, created_at)
-             VALUES (?, ?, ?, ?, ?, ?) RETURNING ${ADMIN_TOKEN_COLUMNS}`,
-          ).get(token.tokenId, token.hash, token.displayPrefix, token.label, token.createdBy, new Date().toISOString());
-          created = toAdminToken(row as Row);
-        } catch (error) {
-          if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) throw adminTokenExists(token.tokenId);
-          throw error;
-        }
+        const created = adminTokenRows.insertAdminToken(this.#prepare, token, new Date().toISOString());
         this.#audit(audit, adminTokenCreated(created));
         return created;
       }),
@@ -805,24 +784,16 @@ export class SqliteStore implements Store {
   }
 
   listAdminTokens(): Promise<AdminTokenRecord[]> {
-    return this.#run(() =>
-      this.#statement(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens ORDER BY created_at, token_id`)
-        .all()
-        .map((row) => toAdminToken(row as Row)),
-    );
+    return this.#run(() => adminTokenRows.selectAdminTokens(this.#prepare));
   }
 
   revokeAdminToken(tokenId: string, audit?: AuditActor): Promise<AdminTokenRecord> {
     return this.#run(() =>
       this.#transaction(() => {
-        const before = this.#statement(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE token_id = ?`).get(tokenId);
-        if (before === undefined) throw adminTokenNotFound(tokenId);
-        if ((before as Row).revoked_at !== null) return toAdminToken(before as Row);
-        const row = this.#statement(`UPDATE admin_tokens SET revoked_at = ? WHERE token_id = ? RETURNING ${ADMIN_TOKEN_COLUMNS}`).get(
-          new Date().toISOString(),
-          tokenId,
-        );
-        const revoked = toAdminToken(row as Row);
+        const before = adminTokenRows.selectAdminToken(this.#prepare, tokenId);
+        if (before === null) throw adminTokenNotFound(tokenId);
+        if (before.revokedAt !== null) return before;
+        const revoked = adminTokenRows.markAdminTokenRevoked(this.#prepare, tokenId, new Date().toISOString());
         this.#audit(audit, adminTokenRevoked(revoked));
         return revoked;
       }),
@@ -830,18 +801,11 @@ export class SqliteStore implements Store {
   }
 
   findAdminToken(tokenId: string): Promise<AdminCredential | null> {
-    return this.#run(() => {
-      // Never cached: the admin port is quiet, and a revocation by the CLI must hold from the next request.
-      const row = this.#statement('SELECT token_id, secret_hash, revoked_at FROM admin_tokens WHERE token_id = ?').get(tokenId) as Row | undefined;
-      if (row === undefined) return null;
-      return { tokenId: String(row.token_id), hash: row.secret_hash as Uint8Array, revoked: row.revoked_at !== null };
-    });
+    return this.#run(() => adminTokenRows.selectAdminCredential(this.#prepare, tokenId));
   }
 
   touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
-    return this.#run(() => {
-      this.#statement('UPDATE admin_tokens SET last_used_at = ? WHERE token_id = ?').run(usedAt.toISOString(), tokenId);
-    });
+    return this.#run(() => adminTokenRows.stampAdminTokenUse(this.#prepare, tokenId, usedAt));
   }
 
   // Webhooks (src/webhooks/): the outbox rows are written by insertAuditEvent, beside each audited change.

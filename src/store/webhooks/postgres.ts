@@ -15,9 +15,9 @@ import { MAX_WEBHOOK_ENDPOINTS } from './webhook-store.ts';
 import type { NewAuditEvent } from '../store.ts';
 import { failureReason } from '../../domain/webhooks/retry-schedule.ts';
 import type { Query, Row } from '../postgres/query.ts';
+import { iso } from '../postgres/query.ts';
 
 const ENDPOINT_COLUMNS = 'endpoint_id, url, description, event_types, created_at, disabled_at, disabled_reason, failing_since';
-const iso = (value: unknown) => (value instanceof Date ? value : new Date(String(value))).toISOString();
 const isoOrNull = (value: unknown) => (value === null || value === undefined ? null : iso(value));
 const orNull = (value: unknown) => (value === null || value === undefined ? null : String(value));
 

@@ -11,7 +11,7 @@ import type { CredentialStore } from '../../../src/store/store.ts';
 const STORE = join(import.meta.dirname, '../../../src/store');
 const CONCERNS = ['accounts', 'admin-tokens', 'audit', 'credentials', 'idempotency', 'keys', 'schema', 'webhooks'];
 // Concerns whose SQL already sits beside their interface, one file per engine.
-const WITH_ENGINES = ['audit', 'idempotency', 'webhooks'];
+const WITH_ENGINES = ['admin-tokens', 'audit', 'idempotency', 'webhooks'];
 const SQL = /\b(SELECT|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+TABLE)\b/;
 const ENGINE_IMPORT = /from\s+'[^']*\/(sqlite|postgres)\/[^']*'|from\s+'(node:sqlite|pg)'/;
 

@@ -1,0 +1,63 @@
+// Admin tokens' rows in SQLite: plain functions over SqliteStore's prepared statements, run inside its transactions (the store
+// keeps the transaction and the audit entry; these keep the SQL).
+import type { StatementSync } from 'node:sqlite';
+import { SQLITE_CONSTRAINT_PRIMARYKEY } from '../sqlite/sqlite-errors.ts';
+import { adminTokenExists } from '../store-errors.ts';
+import type { AdminCredential, AdminTokenRecord, NewAdminToken } from './admin-token-store.ts';
+
+type Statements = (sql: string) => StatementSync;
+type Row = Record<string, unknown>;
+
+const COLUMNS = 'token_id, label, display_prefix, created_by, created_at, last_used_at, revoked_at';
+
+function toAdminToken(row: Row): AdminTokenRecord {
+  return {
+    tokenId: String(row.token_id),
+    label: String(row.label),
+    displayPrefix: String(row.display_prefix),
+    createdBy: String(row.created_by),
+    createdAt: String(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : String(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : String(row.revoked_at),
+  };
+}
+
+/** Fails with admin_token_exists when the id is taken. */
+export function insertAdminToken(statement: Statements, token: NewAdminToken, createdAt: string): AdminTokenRecord {
+  try {
+    const row = statement(
+      `INSERT INTO admin_tokens (token_id, secret_hash, display_prefix, label, created_by, created_at)
+       VALUES (?, ?, ?, ?, ?, ?) RETURNING ${COLUMNS}`,
+    ).get(token.tokenId, token.hash, token.displayPrefix, token.label, token.createdBy, createdAt);
+    return toAdminToken(row as Row);
+  } catch (error) {
+    if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) throw adminTokenExists(token.tokenId);
+    throw error;
+  }
+}
+
+export function selectAdminTokens(statement: Statements): AdminTokenRecord[] {
+  return statement(`SELECT ${COLUMNS} FROM admin_tokens ORDER BY created_at, token_id`)
+    .all()
+    .map((row) => toAdminToken(row as Row));
+}
+
+export function selectAdminToken(statement: Statements, tokenId: string): AdminTokenRecord | null {
+  const row = statement(`SELECT ${COLUMNS} FROM admin_tokens WHERE token_id = ?`).get(tokenId);
+  return row === undefined ? null : toAdminToken(row as Row);
+}
+
+export function markAdminTokenRevoked(statement: Statements, tokenId: string, revokedAt: string): AdminTokenRecord {
+  return toAdminToken(statement(`UPDATE admin_tokens SET revoked_at = ? WHERE token_id = ? RETURNING ${COLUMNS}`).get(revokedAt, tokenId) as Row);
+}
+
+/** What the admin port's authentication needs; never cached: a revocation by the CLI must hold from the next request. */
+export function selectAdminCredential(statement: Statements, tokenId: string): AdminCredential | null {
+  const row = statement('SELECT token_id, secret_hash, revoked_at FROM admin_tokens WHERE token_id = ?').get(tokenId) as Row | undefined;
+  if (row === undefined) return null;
+  return { tokenId: String(row.token_id), hash: row.secret_hash as Uint8Array, revoked: row.revoked_at !== null };
+}
+
+export function stampAdminTokenUse(statement: Statements, tokenId: string, usedAt: Date): void {
+  statement('UPDATE admin_tokens SET last_used_at = ? WHERE token_id = ?').run(usedAt.toISOString(), tokenId);
+}
