@@ -3,7 +3,7 @@ import type { KeyEnvironment } from '../domain/api-keys.ts';
 import type { Store } from './store.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { storeNotConnected } from './store-errors.ts';
-import { defineForwarders, type StoreMethod } from './store-methods.ts';
+import { callable, defineForwarders, type StoreMethod } from './store-methods.ts';
 
 /**
  * Between attempts: 0.25 s, 0.5, 1, 2, 4, then 5 s, each cut to somewhere between half and all of that, so instances started
@@ -91,9 +91,9 @@ export class ConnectingStore {
         options.prepare(this.#engine).then(
           (prepared) => {
             if (this.#closed) return;
-            // From now on each method is the engine's own, bound: no call deeper than the engine's, no promise more.
+            // From now on each method is the engine's own, callable alone: no call deeper than the engine's, no promise more.
             const engine = this.#engine;
-            defineForwarders(this, engine, (method: StoreMethod) => (engine[method] as (...args: never[]) => unknown).bind(engine));
+            defineForwarders(this, engine, (method: StoreMethod) => callable(engine, method));
             this.#connected = true;
             const fields = { database: options.target, attempts: failures + 1, waitedMs: Date.now() - started };
             options.log.info(fields, 'database connected: serving requests');
