@@ -1,5 +1,5 @@
 // `npm run bench -- --instructions`: instructions per answer of each server under callgrind, for GET /hello (without and with
-// credentials) and GET /user. A count of instructions does not move with the machine's other load, so it shows a change too
+// credentials), GET /user and POST /settings. A count of instructions does not move with the machine's other load, so it shows a change too
 // small for the CPU-time tables to tell from noise.
 //
 // Each server runs under `valgrind --tool=callgrind --trace-children=no` (the server's own process; its forked workers, if
@@ -28,8 +28,11 @@ import { Fleet, launch, prepareWorkspace, type Workspace } from './servers.ts';
 
 const run = promisify(execFile);
 
-/** The calls counted: GET /hello without and with credentials (authentication's own cost is their difference), GET /user. */
-export const INSTRUCTION_CALLS: readonly CallId[] = ['hello', 'hello-auth', 'user'];
+/**
+ * The calls counted: GET /hello without and with credentials (authentication's own cost is their difference), GET /user, and
+ * POST /settings (a write: its batch's commit runs on the main thread, the disk's wait is not an instruction).
+ */
+export const INSTRUCTION_CALLS: readonly CallId[] = ['hello', 'hello-auth', 'user', 'post-settings'];
 
 /** How many times a pair is taken at most while its main-thread count comes out negative. */
 const PAIR_ATTEMPTS = 3;
@@ -63,8 +66,8 @@ export interface InstructionResults {
   readonly servers: readonly ServerCount[];
 }
 
-/** Sends a plan's request on a keep-alive connection and checks the answer against the verified ones. */
-function ask(agent: Agent, plan: RequestPlan): Promise<void> {
+/** Sends a plan's request (with its `index`th body, for a write) on a keep-alive connection and checks the answer. */
+function ask(agent: Agent, plan: RequestPlan, index: number): Promise<void> {
   return new Promise((done, fail) => {
     const req = request(plan.url, { method: plan.call.method, headers: plan.headers, agent }, (res) => {
       let body = '';
@@ -78,12 +81,13 @@ function ask(agent: Agent, plan: RequestPlan): Promise<void> {
     req.once('error', fail);
     // Under valgrind one answer can take a second when the machine is busy; a minute means something is wrong.
     req.setTimeout(60_000, () => req.destroy(new Error(`no answer to ${plan.call.label} within 60 s`)));
-    req.end();
+    const bodies = plan.call.bodies;
+    req.end(bodies.length === 0 ? undefined : bodies[index % bodies.length]);
   });
 }
 
 async function askMany(agent: Agent, plan: RequestPlan, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) await ask(agent, plan);
+  for (let i = 0; i < count; i++) await ask(agent, plan, i);
 }
 
 async function callgrindControl(args: readonly string[]): Promise<string> {
