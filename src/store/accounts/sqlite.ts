@@ -90,9 +90,9 @@ function updateAccount(
 export class SqliteAccounts implements AccountStore {
   readonly #engine: SqliteEngine;
   /** Our own commits update it (credentials/sqlite.ts reads it), so it never answers with an older row. */
-  readonly #credentials: CredentialCache;
+  readonly #credentials: Pick<CredentialCache, 'accountChanged' | 'clear'>;
 
-  constructor(engine: SqliteEngine, credentials: CredentialCache) {
+  constructor(engine: SqliteEngine, credentials: Pick<CredentialCache, 'accountChanged' | 'clear'>) {
     this.#engine = engine;
     this.#credentials = credentials;
   }

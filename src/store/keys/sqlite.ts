@@ -68,9 +68,9 @@ function assertRoomForKey(statement: Prepare, accountId: number, username: strin
 export class SqliteKeys implements KeyStore {
   readonly #engine: SqliteEngine;
   /** A rolled or revoked key is dropped from it once committed, so the next request reads it again. */
-  readonly #credentials: CredentialCache;
+  readonly #credentials: Pick<CredentialCache, 'keyChanged'>;
 
-  constructor(engine: SqliteEngine, credentials: CredentialCache) {
+  constructor(engine: SqliteEngine, credentials: Pick<CredentialCache, 'keyChanged'>) {
     this.#engine = engine;
     this.#credentials = credentials;
   }
