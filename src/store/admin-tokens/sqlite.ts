@@ -1,12 +1,12 @@
-// Admin tokens' rows in SQLite: plain functions over SqliteStore's prepared statements, run inside its transactions (the store
-// keeps the transaction and the audit entry; these keep the SQL).
-import type { StatementSync } from 'node:sqlite';
+// Admin tokens' rows in SQLite: plain functions over the engine's prepared statements, and the part that runs them in its
+// transactions with their audit entries.
+import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
+import type { AuditActor } from '../audit/audit-store.ts';
+import { auditChange } from '../audit/sqlite.ts';
+import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
 import { SQLITE_CONSTRAINT_PRIMARYKEY } from '../sqlite/sqlite-errors.ts';
-import { adminTokenExists } from '../store-errors.ts';
-import type { AdminCredential, AdminTokenRecord, NewAdminToken } from './admin-token-store.ts';
-
-type Statements = (sql: string) => StatementSync;
-type Row = Record<string, unknown>;
+import { adminTokenExists, adminTokenNotFound } from '../store-errors.ts';
+import type { AdminCredential, AdminTokenRecord, AdminTokenStore, NewAdminToken } from './admin-token-store.ts';
 
 const COLUMNS = 'token_id, label, display_prefix, created_by, created_at, last_used_at, revoked_at';
 
@@ -23,7 +23,7 @@ function toAdminToken(row: Row): AdminTokenRecord {
 }
 
 /** Fails with admin_token_exists when the id is taken. */
-export function insertAdminToken(statement: Statements, token: NewAdminToken, createdAt: string): AdminTokenRecord {
+export function insertAdminToken(statement: Prepare, token: NewAdminToken, createdAt: string): AdminTokenRecord {
   try {
     const row = statement(
       `INSERT INTO admin_tokens (token_id, secret_hash, display_prefix, label, created_by, created_at)
@@ -36,28 +36,73 @@ export function insertAdminToken(statement: Statements, token: NewAdminToken, cr
   }
 }
 
-export function selectAdminTokens(statement: Statements): AdminTokenRecord[] {
+export function selectAdminTokens(statement: Prepare): AdminTokenRecord[] {
   return statement(`SELECT ${COLUMNS} FROM admin_tokens ORDER BY created_at, token_id`)
     .all()
     .map((row) => toAdminToken(row as Row));
 }
 
-export function selectAdminToken(statement: Statements, tokenId: string): AdminTokenRecord | null {
+export function selectAdminToken(statement: Prepare, tokenId: string): AdminTokenRecord | null {
   const row = statement(`SELECT ${COLUMNS} FROM admin_tokens WHERE token_id = ?`).get(tokenId);
   return row === undefined ? null : toAdminToken(row as Row);
 }
 
-export function markAdminTokenRevoked(statement: Statements, tokenId: string, revokedAt: string): AdminTokenRecord {
+export function markAdminTokenRevoked(statement: Prepare, tokenId: string, revokedAt: string): AdminTokenRecord {
   return toAdminToken(statement(`UPDATE admin_tokens SET revoked_at = ? WHERE token_id = ? RETURNING ${COLUMNS}`).get(revokedAt, tokenId) as Row);
 }
 
 /** What the admin port's authentication needs; never cached: a revocation by the CLI must hold from the next request. */
-export function selectAdminCredential(statement: Statements, tokenId: string): AdminCredential | null {
+export function selectAdminCredential(statement: Prepare, tokenId: string): AdminCredential | null {
   const row = statement('SELECT token_id, secret_hash, revoked_at FROM admin_tokens WHERE token_id = ?').get(tokenId) as Row | undefined;
   if (row === undefined) return null;
   return { tokenId: String(row.token_id), hash: row.secret_hash as Uint8Array, revoked: row.revoked_at !== null };
 }
 
-export function stampAdminTokenUse(statement: Statements, tokenId: string, usedAt: Date): void {
+export function stampAdminTokenUse(statement: Prepare, tokenId: string, usedAt: Date): void {
   statement('UPDATE admin_tokens SET last_used_at = ? WHERE token_id = ?').run(usedAt.toISOString(), tokenId);
+}
+
+export class SqliteAdminTokens implements AdminTokenStore {
+  readonly #engine: SqliteEngine;
+
+  constructor(engine: SqliteEngine) {
+    this.#engine = engine;
+  }
+
+  createAdminToken(token: NewAdminToken, audit?: AuditActor): Promise<AdminTokenRecord> {
+    const statement = this.#engine.statement;
+    return this.#engine.run(() =>
+      this.#engine.transaction(() => {
+        const created = insertAdminToken(statement, token, new Date().toISOString());
+        auditChange(statement, audit, adminTokenCreated(created));
+        return created;
+      }),
+    );
+  }
+
+  listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return this.#engine.run(() => selectAdminTokens(this.#engine.statement));
+  }
+
+  revokeAdminToken(tokenId: string, audit?: AuditActor): Promise<AdminTokenRecord> {
+    const statement = this.#engine.statement;
+    return this.#engine.run(() =>
+      this.#engine.transaction(() => {
+        const before = selectAdminToken(statement, tokenId);
+        if (before === null) throw adminTokenNotFound(tokenId);
+        if (before.revokedAt !== null) return before;
+        const revoked = markAdminTokenRevoked(statement, tokenId, new Date().toISOString());
+        auditChange(statement, audit, adminTokenRevoked(revoked));
+        return revoked;
+      }),
+    );
+  }
+
+  findAdminToken(tokenId: string): Promise<AdminCredential | null> {
+    return this.#engine.run(() => selectAdminCredential(this.#engine.statement, tokenId));
+  }
+
+  touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
+    return this.#engine.run(() => stampAdminTokenUse(this.#engine.statement, tokenId, usedAt));
+  }
 }

@@ -1,10 +1,7 @@
 // The audit trail's rows in SQLite: written inside the caller's transaction, read back as AuditEvents.
-import type { StatementSync } from 'node:sqlite';
-import type { AuditActor, AuditEvent, AuditQuery, NewAuditEvent } from '../store.ts';
-import { deleteWebhookEventsBefore, insertWebhookEvent } from '../webhooks/sqlite.ts';
-
-type Row = Record<string, unknown>;
-type Prepare = (sql: string) => StatementSync;
+import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
+import type { AuditActor, AuditEvent, AuditQuery, AuditStore, NewAuditEvent } from '../store.ts';
+import { deleteWebhookEventsBefore, insertWebhookEvent } from '../webhooks/sqlite-outbox.ts';
 
 const AUDIT_COLUMNS = 'id, occurred_at, actor, action, account_id, username, changes, request_id, address';
 const INSERT_AUDIT = `INSERT INTO audit_events (occurred_at, actor, action, account_id, username, changes, request_id, address)
@@ -25,7 +22,7 @@ export function toAuditEvent(row: Row): AuditEvent {
   };
 }
 
-/** Must run inside the transaction that makes the change; writes the change's webhook event beside it (webhooks/sqlite.ts). */
+/** Must run inside the transaction that makes the change; writes the change's webhook event beside it (webhooks/sqlite-outbox.ts). */
 export function insertAuditEvent(prepare: Prepare, audit: AuditActor, event: NewAuditEvent, at = new Date()): AuditEvent {
   const occurredAt = at.toISOString();
   insertWebhookEvent(prepare, event, occurredAt);
@@ -40,6 +37,11 @@ export function insertAuditEvent(prepare: Prepare, audit: AuditActor, event: New
     audit.address,
   );
   return toAuditEvent(row as Row);
+}
+
+/** The entry beside a change (accounts, keys, admin tokens), when the caller says who made it; inside the change's transaction. */
+export function auditChange(prepare: Prepare, audit: AuditActor | undefined, event: NewAuditEvent): void {
+  if (audit !== undefined) insertAuditEvent(prepare, audit, event);
 }
 
 export function selectAuditEvents(prepare: Prepare, query: AuditQuery): AuditEvent[] {
@@ -62,4 +64,24 @@ export function selectAuditEvents(prepare: Prepare, query: AuditQuery): AuditEve
 export function deleteAuditEventsBefore(prepare: Prepare, before: Date): number {
   deleteWebhookEventsBefore(prepare, before);
   return Number(prepare('DELETE FROM audit_events WHERE occurred_at < ?').run(before.toISOString()).changes);
+}
+
+export class SqliteAudit implements AuditStore {
+  readonly #engine: SqliteEngine;
+
+  constructor(engine: SqliteEngine) {
+    this.#engine = engine;
+  }
+
+  recordAudit(event: NewAuditEvent, audit: AuditActor): Promise<AuditEvent> {
+    return this.#engine.run(() => this.#engine.transaction(() => insertAuditEvent(this.#engine.statement, audit, event)));
+  }
+
+  listAudit(query: AuditQuery = {}): Promise<AuditEvent[]> {
+    return this.#engine.run(() => selectAuditEvents(this.#engine.statement, query));
+  }
+
+  pruneAudit(before: Date): Promise<number> {
+    return this.#engine.run(() => deleteAuditEventsBefore(this.#engine.statement, before));
+  }
 }

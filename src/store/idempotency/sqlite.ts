@@ -1,12 +1,10 @@
-// The idempotency key tables in SQLite: claiming, completing, releasing and pruning keys, each run by SqliteStore in its own way.
-import type { StatementSync } from 'node:sqlite';
+// The idempotency key tables in SQLite: claiming, completing, releasing and pruning keys; holdsKey and completeKey also run
+// inside an account update's transaction (accounts/sqlite.ts).
 import { KEYSPACE_TABLES, keyspaceOf } from '../idempotency-keyspaces.ts';
-import type { HeldIdempotencyKey, IdempotencyClaimOutcome, IdempotencyKeyClaim, StoredAnswer } from '../store.ts';
-
-/** SqliteStore's cache of prepared statements. */
-export type Statements = (sql: string) => StatementSync;
-
-type Row = Record<string, unknown>;
+import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
+import { SQLITE_CONSTRAINT_FOREIGNKEY } from '../sqlite/sqlite-errors.ts';
+import { accountGone } from '../store-errors.ts';
+import type { HeldIdempotencyKey, IdempotencyClaimOutcome, IdempotencyKeyClaim, IdempotencyStore, StoredAnswer } from './idempotency-store.ts';
 
 /** The held key's row: its owner's table, its owner, its key, and still this holder's (token) and unanswered. */
 function heldRow(held: HeldIdempotencyKey): { table: string; where: string; values: [number | string, string, string] } {
@@ -18,7 +16,7 @@ function heldRow(held: HeldIdempotencyKey): { table: string; where: string; valu
  * Run inside a write transaction (BEGIN IMMEDIATE), so no other connection can claim between the read and the write.
  * Times are this process's clock in milliseconds; every SQLite writer shares the machine, and so its clock.
  */
-export function claimKey(statement: Statements, claim: IdempotencyKeyClaim, now: number): IdempotencyClaimOutcome {
+export function claimKey(statement: Prepare, claim: IdempotencyKeyClaim, now: number): IdempotencyClaimOutcome {
   const { table, ownerColumn, owner } = keyspaceOf(claim);
   const row = statement(
     `SELECT fingerprint, locked_until, expires_at, status, headers, body FROM ${table} WHERE ${ownerColumn} = ? AND key = ?`,
@@ -40,12 +38,12 @@ function toAnswer(row: Row): StoredAnswer {
   return { status: Number(row.status), headers: JSON.parse(String(row.headers)) as Record<string, string>, body: row.body as Uint8Array };
 }
 
-export function holdsKey(statement: Statements, held: HeldIdempotencyKey): boolean {
+export function holdsKey(statement: Prepare, held: HeldIdempotencyKey): boolean {
   const { table, where, values } = heldRow(held);
   return statement(`SELECT 1 AS held FROM ${table} WHERE ${where}`).get(...values) !== undefined;
 }
 
-export function completeKey(statement: Statements, held: HeldIdempotencyKey, answer: StoredAnswer): boolean {
+export function completeKey(statement: Prepare, held: HeldIdempotencyKey, answer: StoredAnswer): boolean {
   const { table, where, values } = heldRow(held);
   const result = statement(`UPDATE ${table} SET status = ?, headers = ?, body = ? WHERE ${where}`).run(
     answer.status,
@@ -56,12 +54,44 @@ export function completeKey(statement: Statements, held: HeldIdempotencyKey, ans
   return result.changes > 0;
 }
 
-export function releaseKey(statement: Statements, held: HeldIdempotencyKey): void {
+export function releaseKey(statement: Prepare, held: HeldIdempotencyKey): void {
   const { table, where, values } = heldRow(held);
   statement(`DELETE FROM ${table} WHERE ${where}`).run(...values);
 }
 
 /** Both tables: a key of either kind is deleted once kept past its time to live. */
-export function pruneKeys(statement: Statements, now: number): number {
+export function pruneKeys(statement: Prepare, now: number): number {
   return KEYSPACE_TABLES.reduce((pruned, table) => pruned + Number(statement(`DELETE FROM ${table} WHERE expires_at <= ?`).run(now).changes), 0);
+}
+
+export class SqliteIdempotency implements IdempotencyStore {
+  readonly #engine: SqliteEngine;
+
+  constructor(engine: SqliteEngine) {
+    this.#engine = engine;
+  }
+
+  claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
+    return this.#engine.run(() => {
+      try {
+        return this.#engine.transaction(() => claimKey(this.#engine.statement, claim, Date.now()));
+      } catch (error) {
+        // The account was deleted while its own request ran (an admin token is never deleted, only revoked).
+        if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_FOREIGNKEY && claim.accountId !== undefined) throw accountGone();
+        throw error;
+      }
+    });
+  }
+
+  completeIdempotencyKey(held: HeldIdempotencyKey, answer: StoredAnswer): Promise<boolean> {
+    return this.#engine.run(() => completeKey(this.#engine.statement, held, answer));
+  }
+
+  releaseIdempotencyKey(held: HeldIdempotencyKey): Promise<void> {
+    return this.#engine.run(() => releaseKey(this.#engine.statement, held));
+  }
+
+  pruneIdempotencyKeys(): Promise<number> {
+    return this.#engine.run(() => pruneKeys(this.#engine.statement, Date.now()));
+  }
 }

@@ -1,6 +1,5 @@
-// Webhooks' rows in SQLite: the outbox written inside a change's transaction, endpoints, leased deliveries and attempts.
-import type { StatementSync } from 'node:sqlite';
-import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../domain/webhooks/events.ts';
+// Webhooks' rows in SQLite: endpoints, leased deliveries and attempts (the outbox itself is written by sqlite-outbox.ts, inside
+// each change's transaction).
 import { tooManyWebhookEndpoints, webhookEndpointNotFound, webhookEventNotFound } from '../../domain/webhooks/webhook-errors.ts';
 import type {
   AttemptOutcome,
@@ -10,13 +9,11 @@ import type {
   OutboxStats,
   WebhookEndpoint,
   WebhookEndpointPosition,
+  WebhookStore,
 } from './webhook-store.ts';
 import { MAX_WEBHOOK_ENDPOINTS } from './webhook-store.ts';
-import type { NewAuditEvent } from '../store.ts';
 import { failureReason } from '../../domain/webhooks/retry-schedule.ts';
-
-type Row = Record<string, unknown>;
-type Prepare = (sql: string) => StatementSync;
+import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
 
 const ENDPOINT_COLUMNS = 'endpoint_id, url, description, event_types, created_at, disabled_at, disabled_reason, failing_since';
 const orNull = (value: unknown) => (value === null || value === undefined ? null : String(value));
@@ -46,67 +43,6 @@ function toAttempt(row: Row): DeliveryAttempt {
     response: orNull(row.response),
     error: orNull(row.error),
   };
-}
-
-/** The account or key as the change left it, read inside the change's transaction. */
-function objectAfter(prepare: Prepare, event: NewAuditEvent): EventObject {
-  if (event.action === 'account.deleted') return deletedAccountObject(event);
-  if (event.action.startsWith('account.')) {
-    const row = prepare('SELECT id, username, name, timezone, premium, created_at FROM accounts WHERE id = ?').get(event.accountId) as Row | undefined;
-    if (row === undefined) return null;
-    return {
-      user_id: Number(row.id),
-      username: String(row.username),
-      name: String(row.name),
-      timezone: String(row.timezone),
-      premium: Number(row.premium) === 1,
-      created_at: String(row.created_at),
-    };
-  }
-  const row = prepare(
-    `SELECT k.key_id, a.username, k.label, k.display_prefix, k.scope, k.created_at, k.expires_at, k.revoked_at, k.rolled_into
-     FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`,
-  ).get(keyIdOf(event)) as Row | undefined;
-  if (row === undefined) return null;
-  return {
-    key_id: String(row.key_id),
-    username: String(row.username),
-    label: orNull(row.label),
-    prefix: String(row.display_prefix),
-    scope: String(row.scope),
-    created_at: String(row.created_at),
-    expires_at: orNull(row.expires_at),
-    revoked_at: orNull(row.revoked_at),
-    rolled_into: orNull(row.rolled_into),
-  };
-}
-
-/**
- * Must run inside the transaction that makes the change (audit/sqlite.ts calls it beside the audit entry): the event and a
- * delivery to every enabled endpoint subscribed to its type, committed with the change or not at all.
- */
-export function insertWebhookEvent(prepare: Prepare, event: NewAuditEvent, occurredAt: string): void {
-  if (!isWebhookEventType(event.action)) return;
-  const eventId = newEventId();
-  prepare('INSERT INTO webhook_events (event_id, type, created_at, payload) VALUES (?, ?, ?, ?)').run(
-    eventId,
-    event.action,
-    occurredAt,
-    eventBody(eventId, event.action, occurredAt, objectAfter(prepare, event), event.changes),
-  );
-  prepare(
-    `INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
-     SELECT ?1, endpoint_id, ?2, ?2 FROM webhook_endpoints
-     WHERE disabled_at IS NULL AND (event_types IS NULL OR EXISTS (SELECT 1 FROM json_each(event_types) WHERE value = ?3))`,
-  ).run(eventId, occurredAt, event.action);
-}
-
-export function deleteWebhookEventsBefore(prepare: Prepare, before: Date): void {
-  // An event still being delivered is kept until its delivery ends, whatever its age.
-  prepare(
-    `DELETE FROM webhook_events WHERE created_at < ? AND NOT EXISTS
-       (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.event_id AND d.state = 'pending')`,
-  ).run(before.toISOString());
 }
 
 /**
@@ -281,4 +217,55 @@ export function selectOutboxStats(prepare: Prepare): OutboxStats {
      WHERE d.state = 'pending'`,
   ).get() as Row;
   return { pending: Number(row.pending), oldestPendingAt: orNull(row.oldest) };
+}
+
+export class SqliteWebhooks implements WebhookStore {
+  readonly #engine: SqliteEngine;
+
+  constructor(engine: SqliteEngine) {
+    this.#engine = engine;
+  }
+
+  createWebhookEndpoint(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint> {
+    return this.#engine.run(() => this.#engine.transaction(() => insertEndpoint(this.#engine.statement, endpoint)));
+  }
+
+  listWebhookEndpoints(after: WebhookEndpointPosition | null, limit: number): Promise<WebhookEndpoint[]> {
+    return this.#engine.run(() => selectEndpointPage(this.#engine.statement, after, limit));
+  }
+
+  removeWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {
+    return this.#engine.run(() => this.#engine.transaction(() => deleteEndpoint(this.#engine.statement, endpointId)));
+  }
+
+  setWebhookEndpointEnabled(endpointId: string, enabled: boolean, reason?: string): Promise<WebhookEndpoint> {
+    return this.#engine.run(() => updateEndpointEnabled(this.#engine.statement, endpointId, enabled, reason ?? null));
+  }
+
+  claimWebhookDeliveries(owner: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedDelivery[]> {
+    const statement = this.#engine.statement;
+    return this.#engine.run(() =>
+      anyDue(statement, now) ? this.#engine.transaction(() => claimDeliveries(statement, owner, limit, now, leaseUntil)) : [],
+    );
+  }
+
+  recordWebhookAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<{ readonly disabled: boolean }> {
+    return this.#engine.run(() => this.#engine.transaction(() => recordAttempt(this.#engine.statement, claim, outcome)));
+  }
+
+  releaseWebhookDeliveries(owner: string): Promise<void> {
+    return this.#engine.run(() => releaseLeases(this.#engine.statement, owner));
+  }
+
+  listWebhookAttempts(endpointId: string, limit: number): Promise<DeliveryAttempt[]> {
+    return this.#engine.run(() => selectAttempts(this.#engine.statement, endpointId, limit));
+  }
+
+  redeliverWebhookEvent(eventId: string, endpointId: string | null, now: Date): Promise<string[]> {
+    return this.#engine.run(() => this.#engine.transaction(() => queueRedelivery(this.#engine.statement, eventId, endpointId, now)));
+  }
+
+  webhookOutboxStats(): Promise<OutboxStats> {
+    return this.#engine.run(() => selectOutboxStats(this.#engine.statement));
+  }
 }

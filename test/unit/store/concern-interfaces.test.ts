@@ -1,5 +1,5 @@
 // The store by concern: each concern's folder holds its interface and types with no SQL and no engine, and authentication
-// asks for no more than the credentials it reads.
+// asks for no more than the credentials it reads; the engine folders hold connections and transactions, and name no table.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +14,18 @@ const CONCERNS = ['accounts', 'admin-tokens', 'audit', 'credentials', 'idempoten
 const WITH_ENGINES = ['admin-tokens', 'audit', 'idempotency', 'webhooks'];
 const SQL = /\b(SELECT|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+TABLE)\b/;
 const ENGINE_IMPORT = /from\s+'[^']*\/(sqlite|postgres)\/[^']*'|from\s+'(node:sqlite|pg)'/;
+
+const SQLITE_TABLES = readdirSync(join(STORE, 'sqlite/migrations'))
+  .filter((file) => file.endsWith('.sql'))
+  .flatMap((file) => [...readFileSync(join(STORE, 'sqlite/migrations', file), 'utf8').matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/g)])
+  .map((match) => match[1]!)
+  .concat('schema_migrations');
+
+/** Tables named by SQL in `source` (a keyword, then the table: FROM accounts, INTO api_keys, UPDATE deployment, ...). */
+export function tablesNamed(source: string, tables: readonly string[]): string[] {
+  const named = [...source.matchAll(/\b(?:FROM|INTO|UPDATE|JOIN|TABLE|EXISTS)\s+(\w+)/g)].map((match) => match[1]!);
+  return [...new Set(named.filter((name) => tables.includes(name)))];
+}
 
 export function interfaceFaults(name: string, source: string): string[] {
   const faults: string[] = [];
@@ -54,4 +66,20 @@ test('a concern whose SQL has moved holds it beside its interface, one file per 
     readdirSync(join(STORE, engine)).filter((file) => /^(audit-rows|idempotency-keys|webhook-rows)\.ts$/.test(file)).map((file) => `${engine}/${file}`),
   );
   assert.deepEqual(leftBehind, [], 'a concern moved out of the engine folders is back in one');
+});
+
+test('the table finder sees a table named by SQL, and passes prose and engine statements', () => {
+  assert.deepEqual(tablesNamed("statement('SELECT id, username FROM accounts WHERE id = ?')", SQLITE_TABLES), ['accounts']);
+  assert.deepEqual(tablesNamed('`UPDATE api_keys SET last_used_at = ?` and INSERT INTO deployment', SQLITE_TABLES), ['api_keys', 'deployment']);
+  assert.deepEqual(tablesNamed("// accounts from the accounts part\nexec('PRAGMA data_version'); statement('SELECT 1')", SQLITE_TABLES), []);
+  assert.ok(SQLITE_TABLES.includes('accounts') && SQLITE_TABLES.includes('webhook_events'), `tables read from the migrations: ${SQLITE_TABLES.join(', ')}`);
+});
+
+test('every concern holds its SQLite part beside its interface, and sqlite/ keeps only the engine, naming no table', () => {
+  const missing = CONCERNS.filter((concern) => !readdirSync(join(STORE, concern)).includes('sqlite.ts'));
+  assert.deepEqual(missing, [], 'concerns without a sqlite.ts part');
+  const naming = readdirSync(join(STORE, 'sqlite'))
+    .filter((file) => file.endsWith('.ts'))
+    .flatMap((file) => tablesNamed(readFileSync(join(STORE, 'sqlite', file), 'utf8'), SQLITE_TABLES).map((table) => `sqlite/${file} names ${table}`));
+  assert.deepEqual(naming, [], 'table SQL belongs in its concern folder (accounts/sqlite.ts, ...), not in the engine');
 });

@@ -10,7 +10,8 @@ import { after, before, describe, test } from 'node:test';
 
 import { issueKey, KEY_PREFIXES } from '../../../src/domain/api-keys.ts';
 import { retryWhileLocked } from '../../../src/store/sqlite/lock-wait.ts';
-import { enableWal, SqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
+import { enableWal } from '../../../src/store/sqlite/sqlite-engine.ts';
+import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 
 let dir: string;
 let counter = 0;

@@ -1,7 +1,8 @@
-// The WAL-index header filter (src/store/sqlite/wal-index-header.ts, SqliteStore.#refreshCache) against another process's
-// locks: a reviewer's tests. Another process (python3, for POSIX fcntl locks, which Node has no API for) plays a connection
-// in the middle of WAL recovery (it holds the WAL write and recover locks of the -shm file and leaves the two copies of the
-// header unequal, as a recovery does), or checks whether this process still holds SQLite's lock on the -shm file.
+// The WAL-index header filter (src/store/sqlite/wal-index-header.ts, #refreshCache in src/store/credentials/sqlite.ts) against
+// another process's locks: a reviewer's tests. Another process (python3, for POSIX fcntl locks, which Node has no API for)
+// plays a connection in the middle of WAL recovery (it holds the WAL write and recover locks of the -shm file and leaves the
+// two copies of the header unequal, as a recovery does), or checks whether this process still holds SQLite's lock on the -shm
+// file.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';

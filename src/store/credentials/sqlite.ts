@@ -1,0 +1,140 @@
+// What authentication reads on SQLite on every request: a key's credential, from the credential cache when no other connection
+// has committed since the last look, and the key's last use, stamped with the next group commit.
+//
+// Performance trick (the credential lookup per turn). Relies on: the WAL-index read (wal-index-header.ts) and setImmediate
+// running in the turn's check phase, before the next poll. Guarded by: test/unit/store/wal-index-header.test.ts and
+// test/unit/store/wal-index-header-locks.test.ts. Figures: docs/operations.md#the-credential-lookup-per-turn
+import type { StatementSync } from 'node:sqlite';
+import { toAccount } from '../accounts/sqlite.ts';
+import type { CredentialCache } from '../credential-cache.ts';
+import type { KeyScope } from '../keys/key-store.ts';
+import type { SqliteEngine, Row } from '../sqlite/sqlite-engine.ts';
+import { WalIndexHeader } from '../sqlite/wal-index-header.ts';
+import type { Credential, CredentialStore } from './credential-store.ts';
+
+const STAMP_KEY = 'UPDATE api_keys SET last_used_at = ? WHERE key_id = ?';
+
+export class SqliteCredentials implements CredentialStore {
+  readonly #engine: SqliteEngine;
+  /** Shared with the accounts and keys parts, whose commits update it; another connection's commit clears it. */
+  readonly #credentials: CredentialCache;
+  readonly #dataVersion: StatementSync;
+  #seenDataVersion: unknown = undefined;
+  /** Null when the cache is off, or the database has no WAL-index header to read: data_version alone then. */
+  readonly #walIndex: WalIndexHeader | null;
+  /** A look was made in this turn of the event loop: lookups after it wait for #endTurn's (see findCredential). */
+  #lookedThisTurn = false;
+  #nextLook: Promise<boolean> | null = null;
+  #lookDone: ((looked: boolean) => void) | null = null;
+
+  /** Built while the engine is still opening: the first read below may wait for a lock inside SQLite. */
+  constructor(engine: SqliteEngine, credentials: CredentialCache) {
+    this.#engine = engine;
+    this.#credentials = credentials;
+    // Changes when any other connection (another worker, the CLI, a person with sqlite3) commits; never for our own.
+    this.#dataVersion = engine.statement('PRAGMA data_version');
+    this.#dataVersion.setReturnArrays(true);
+    // After a first read transaction, which makes the -shm file if it is not there yet.
+    this.#walIndex = credentials.enabled && this.#dataVersion.get() !== undefined ? WalIndexHeader.open(engine.path) : null;
+    engine.onClose(() => this.#walIndex?.release());
+  }
+
+  /** Forgets every cached credential if another connection has committed since the last look. */
+  #refreshCache(): void {
+    // One read of the WAL-index header: unchanged, nobody has committed since the last look (wal-index-header.ts).
+    if (this.#walIndex?.unchanged()) return;
+    // Read before data_version, so a commit landing between the two is either counted by it or moves the header again.
+    // data_version may throw (locked by a recovery in another connection): the header is then not accepted, so the next
+    // look asks again.
+    const version = (this.#dataVersion.get() as unknown as unknown[])[0];
+    if (version !== this.#seenDataVersion) {
+      this.#credentials.clear();
+      this.#seenDataVersion = version;
+    }
+    this.#walIndex?.accept();
+  }
+
+  /**
+   * A look at the WAL-index header answers for every request read before it, so one look serves many: the first lookup of a
+   * turn looks at once and is answered at once (no promise: a server under light load never waits); the lookups after it in
+   * the same turn wait for one more look, made for all of them in the turn's check phase.
+   */
+  findCredential(keyId: string): Credential | null | Promise<Credential | null> {
+    if (!this.#credentials.enabled) return this.#readCredential(keyId);
+    if (this.#lookedThisTurn) {
+      this.#nextLook ??= new Promise((resolve) => {
+        this.#lookDone = resolve;
+      });
+      return this.#nextLook.then((looked) => (looked ? (this.#credentials.get(keyId) ?? this.#readCredential(keyId)) : this.#readCredential(keyId)));
+    }
+    this.#lookedThisTurn = true;
+    setImmediate(this.#endTurn);
+    // Answered at once when the cache holds the key and no other connection has committed since: no promise to wait for.
+    try {
+      this.#refreshCache();
+      const cached = this.#credentials.get(keyId);
+      if (cached !== undefined) return cached;
+    } catch {
+      // Locked (a WAL recovery in another connection): the read below waits for it on timers.
+    }
+    return this.#readCredential(keyId);
+  }
+
+  /** In the check phase of a turn that looked: one look for every lookup that came after, then they go on. */
+  readonly #endTurn = (): void => {
+    this.#lookedThisTurn = false;
+    const done = this.#lookDone;
+    if (done === null) return;
+    this.#nextLook = null;
+    this.#lookDone = null;
+    let looked = true;
+    try {
+      this.#refreshCache();
+    } catch {
+      looked = false; // locked: each waits for its own read
+    }
+    done(looked);
+  };
+
+  #readCredential(keyId: string): Promise<Credential | null> {
+    return this.#engine.run(() => {
+      if (this.#credentials.enabled) this.#refreshCache();
+      const cached = this.#credentials.get(keyId);
+      if (cached !== undefined) return cached;
+      const row = this.#engine.statement(
+        `SELECT k.key_id, k.secret_hash, k.revoked_at, k.scope, k.expires_at, a.id, a.username, a.name, a.timezone, a.premium, a.created_at
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`,
+      ).get(keyId) as Row | undefined;
+      // Unknown key ids are not cached: a guesser cannot fill the cache, and every miss costs the same read.
+      if (row === undefined) return null;
+      const credential: Credential = {
+        keyId: String(row.key_id),
+        hash: row.secret_hash as Uint8Array,
+        revoked: row.revoked_at !== null,
+        scope: String(row.scope) as KeyScope,
+        // The expiry, not a verdict: the caller compares it to its clock at every request, so the cache never goes stale on it.
+        expiresAtMs: row.expires_at === null ? null : Date.parse(String(row.expires_at)),
+        account: toAccount(row),
+      };
+      this.#credentials.set(credential);
+      return credential;
+    });
+  }
+
+  /**
+   * Queued with the account updates and committed in their next batch (a batch of its own when there is none), so a
+   * request never writes it itself. The promise settles when the stamp is committed, or as soon as the database is found
+   * locked by another connection: the stamp then waits in the queue like any write, and is dropped silently if the lock
+   * outlasts busyTimeoutMs (the key's next use past the touch interval stamps it again).
+   */
+  touchKey(keyId: string, usedAt: Date): Promise<void> {
+    return new Promise((succeed, fail) => {
+      const at = usedAt.toISOString();
+      const apply = (): void => {
+        this.#engine.statement(STAMP_KEY).run(at, keyId);
+      };
+      this.#engine.queue({ deadline: 0, apply, settle: succeed, fail, locked: succeed });
+      if (this.#engine.waitingForLock) succeed();
+    });
+  }
+}

@@ -1,0 +1,68 @@
+// The webhook outbox in SQLite: an event, and a delivery per subscribed endpoint, written inside the transaction of the change
+// it tells of (audit/sqlite.ts writes it beside the audit entry), and dropped with the audit trail's retention.
+import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../domain/webhooks/events.ts';
+import type { Prepare, Row } from '../sqlite/sqlite-engine.ts';
+import type { NewAuditEvent } from '../store.ts';
+
+const orNull = (value: unknown) => (value === null || value === undefined ? null : String(value));
+
+/** The account or key as the change left it, read inside the change's transaction. */
+function objectAfter(prepare: Prepare, event: NewAuditEvent): EventObject {
+  if (event.action === 'account.deleted') return deletedAccountObject(event);
+  if (event.action.startsWith('account.')) {
+    const row = prepare('SELECT id, username, name, timezone, premium, created_at FROM accounts WHERE id = ?').get(event.accountId) as Row | undefined;
+    if (row === undefined) return null;
+    return {
+      user_id: Number(row.id),
+      username: String(row.username),
+      name: String(row.name),
+      timezone: String(row.timezone),
+      premium: Number(row.premium) === 1,
+      created_at: String(row.created_at),
+    };
+  }
+  const row = prepare(
+    `SELECT k.key_id, a.username, k.label, k.display_prefix, k.scope, k.created_at, k.expires_at, k.revoked_at, k.rolled_into
+     FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`,
+  ).get(keyIdOf(event)) as Row | undefined;
+  if (row === undefined) return null;
+  return {
+    key_id: String(row.key_id),
+    username: String(row.username),
+    label: orNull(row.label),
+    prefix: String(row.display_prefix),
+    scope: String(row.scope),
+    created_at: String(row.created_at),
+    expires_at: orNull(row.expires_at),
+    revoked_at: orNull(row.revoked_at),
+    rolled_into: orNull(row.rolled_into),
+  };
+}
+
+/**
+ * Must run inside the transaction that makes the change (audit/sqlite.ts calls it beside the audit entry): the event and a
+ * delivery to every enabled endpoint subscribed to its type, committed with the change or not at all.
+ */
+export function insertWebhookEvent(prepare: Prepare, event: NewAuditEvent, occurredAt: string): void {
+  if (!isWebhookEventType(event.action)) return;
+  const eventId = newEventId();
+  prepare('INSERT INTO webhook_events (event_id, type, created_at, payload) VALUES (?, ?, ?, ?)').run(
+    eventId,
+    event.action,
+    occurredAt,
+    eventBody(eventId, event.action, occurredAt, objectAfter(prepare, event), event.changes),
+  );
+  prepare(
+    `INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
+     SELECT ?1, endpoint_id, ?2, ?2 FROM webhook_endpoints
+     WHERE disabled_at IS NULL AND (event_types IS NULL OR EXISTS (SELECT 1 FROM json_each(event_types) WHERE value = ?3))`,
+  ).run(eventId, occurredAt, event.action);
+}
+
+export function deleteWebhookEventsBefore(prepare: Prepare, before: Date): void {
+  // An event still being delivered is kept until its delivery ends, whatever its age.
+  prepare(
+    `DELETE FROM webhook_events WHERE created_at < ? AND NOT EXISTS
+       (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.event_id AND d.state = 'pending')`,
+  ).run(before.toISOString());
+}
