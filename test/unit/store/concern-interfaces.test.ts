@@ -55,3 +55,32 @@ test('a concern whose SQL has moved holds it beside its interface, one file per 
   );
   assert.deepEqual(leftBehind, [], 'a concern moved out of the engine folders is back in one');
 });
+
+// The tables the schema creates, read from the migrations, so a new table is guarded as soon as it exists.
+function tablesOf(migrationsDir: string): string[] {
+  const sql = readdirSync(migrationsDir).map((file) => readFileSync(join(migrationsDir, file), 'utf8')).join('\n');
+  return [...new Set([...sql.matchAll(/CREATE TABLE(?: IF NOT EXISTS)?\s+(\w+)/gi)].map((match) => match[1]!.toLowerCase()))];
+}
+
+/** The tables a source file names as SQL does (after FROM, JOIN, INTO, UPDATE, TABLE), among `tables`. */
+export function tablesNamed(source: string, tables: readonly string[]): string[] {
+  return tables.filter((table) => new RegExp(`\\b(FROM|JOIN|INTO|UPDATE|TABLE)\\s+${table}\\b`, 'i').test(source));
+}
+
+const PG_TABLES = tablesOf(join(STORE, 'postgres/migrations'));
+
+test('the table finder sees a planted SELECT from accounts, and passes engine machinery', () => {
+  assert.ok(PG_TABLES.includes('accounts') && PG_TABLES.includes('api_keys'), `tables read from the migrations: ${PG_TABLES.join(', ')}`);
+  assert.deepEqual(tablesNamed("await this.query('SELECT id, username FROM accounts WHERE id = $1');", PG_TABLES), ['accounts']);
+  assert.deepEqual(tablesNamed("await this.query('SELECT 1'); // one part per concern: accounts/postgres.ts", PG_TABLES), []);
+});
+
+test('every concern has its PostgreSQL part beside its interface, and the PostgreSQL engine folder names no table', () => {
+  const missing = CONCERNS.filter((concern) => !readdirSync(join(STORE, concern)).includes('postgres.ts'));
+  assert.deepEqual(missing, [], 'concerns without a postgres.ts');
+  // migrate.ts keeps schema_migrations, the migration runner's own bookkeeping.
+  const named = readdirSync(join(STORE, 'postgres'))
+    .filter((file) => file.endsWith('.ts') && file !== 'migrate.ts')
+    .flatMap((file) => tablesNamed(readFileSync(join(STORE, 'postgres', file), 'utf8'), PG_TABLES).map((table) => `postgres/${file} names ${table}`));
+  assert.deepEqual(named, [], 'SQL on a table belongs in its concern folder, not in the engine');
+});
