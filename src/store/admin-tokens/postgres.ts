@@ -1,8 +1,14 @@
-// Admin tokens' rows in PostgreSQL: plain functions over a query handle, a pooled connection or the caller's transaction (the
-// store keeps the transaction and the audit entry; these keep the SQL).
+// Admin tokens in PostgreSQL: their rows as plain functions over a query handle (a pooled connection or the caller's
+// transaction), and the store's part (PostgresAdminTokens), which writes each change and its audit entry in one transaction.
+import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
+import { auditChange, insertAudited } from '../audit/postgres.ts';
+import type { AuditActor } from '../audit/audit-store.ts';
+import { brokenConstraint, UNIQUE_VIOLATION } from '../postgres/pg-errors.ts';
+import { PostgresPart } from '../postgres/postgres-engine.ts';
 import type { Query, Row } from '../postgres/query.ts';
 import { iso, isoOrNull } from '../postgres/query.ts';
-import type { AdminCredential, AdminTokenRecord, NewAdminToken } from './admin-token-store.ts';
+import { adminTokenExists, adminTokenNotFound } from '../store-errors.ts';
+import type { AdminCredential, AdminTokenRecord, AdminTokenStore, NewAdminToken } from './admin-token-store.ts';
 
 const COLUMNS = 'token_id, label, display_prefix, created_by, created_at, last_used_at, revoked_at';
 
@@ -18,7 +24,7 @@ function toAdminToken(row: Row): AdminTokenRecord {
   };
 }
 
-/** A taken id fails with the primary key's unique violation; the store turns it into admin_token_exists. */
+/** A taken id fails with the primary key's unique violation; createAdminToken turns it into admin_token_exists. */
 export async function insertAdminToken(query: Query, token: NewAdminToken): Promise<AdminTokenRecord> {
   const [row] = await query(
     `INSERT INTO admin_tokens (token_id, secret_hash, display_prefix, label, created_by, created_at)
@@ -51,4 +57,39 @@ export async function selectAdminCredential(query: Query, tokenId: string): Prom
 
 export async function stampAdminTokenUse(query: Query, tokenId: string, usedAt: Date): Promise<void> {
   await query('UPDATE admin_tokens SET last_used_at = $2 WHERE token_id = $1', [tokenId, usedAt]);
+}
+
+export class PostgresAdminTokens extends PostgresPart implements AdminTokenStore {
+  async createAdminToken(token: NewAdminToken, audit?: AuditActor): Promise<AdminTokenRecord> {
+    try {
+      return await insertAudited(this.engine, audit, (query) => insertAdminToken(query, token), adminTokenCreated);
+    } catch (error) {
+      const broken = brokenConstraint(error);
+      if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'admin_tokens_pkey') throw adminTokenExists(token.tokenId);
+      throw error;
+    }
+  }
+
+  async listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return selectAdminTokens(this.engine.query);
+  }
+
+  async revokeAdminToken(tokenId: string, audit?: AuditActor): Promise<AdminTokenRecord> {
+    return this.engine.transaction(async (query) => {
+      const before = await lockAdminToken(query, tokenId);
+      if (before === null) throw adminTokenNotFound(tokenId);
+      if (before.revokedAt !== null) return before;
+      const revoked = await markAdminTokenRevoked(query, tokenId);
+      await auditChange(query, audit, adminTokenRevoked(revoked));
+      return revoked;
+    });
+  }
+
+  async findAdminToken(tokenId: string): Promise<AdminCredential | null> {
+    return selectAdminCredential(this.engine.query, tokenId);
+  }
+
+  async touchAdminToken(tokenId: string, usedAt: Date): Promise<void> {
+    await stampAdminTokenUse(this.engine.query, tokenId, usedAt);
+  }
 }

@@ -1,7 +1,9 @@
-// The audit trail's rows in PostgreSQL: written by the caller's transaction (or statement), read back as AuditEvents.
-import type { AuditActor, AuditEvent, AuditQuery, NewAuditEvent } from '../store.ts';
+// The audit trail's rows in PostgreSQL: written by the caller's transaction (or statement), read back as AuditEvents; and the
+// store's part (PostgresAudit).
+import type { AuditActor, AuditEvent, AuditQuery, AuditStore, NewAuditEvent } from '../store.ts';
+import { PostgresPart, type PostgresEngine } from '../postgres/postgres-engine.ts';
 import type { Query, Row } from '../postgres/query.ts';
-import { deleteWebhookEventsBefore, insertWebhookEvent } from '../webhooks/postgres.ts';
+import { deleteWebhookEventsBefore, insertWebhookEvent } from '../webhooks/postgres-outbox.ts';
 
 const AUDIT_COLUMNS = 'id, occurred_at, actor, action, account_id, username, changes, request_id, address';
 const DEFAULT_AUDIT_LIMIT = 1000;
@@ -20,7 +22,7 @@ export function toAuditEvent(row: Row): AuditEvent {
   };
 }
 
-/** Must run on the connection, and in the transaction, that makes the change; writes its webhook event beside it (webhooks/postgres.ts). */
+/** Must run on the connection, and in the transaction, that makes the change; writes its webhook event beside it (postgres-outbox.ts). */
 export async function insertAuditEvent(query: Query, audit: AuditActor, event: NewAuditEvent): Promise<AuditEvent> {
   // clock_timestamp(), not now(): entries of one transaction keep their order in time as well as by id.
   const [row] = await query(
@@ -31,6 +33,37 @@ export async function insertAuditEvent(query: Query, audit: AuditActor, event: N
   await insertWebhookEvent(query, event, row!.occurred_at as Date);
   return toAuditEvent(row!);
 }
+
+/** The entry beside a change, on the change's connection, when the caller says who made it (every concern's changes call it). */
+export async function auditChange(query: Query, audit: AuditActor | undefined, event: NewAuditEvent): Promise<void> {
+  if (audit !== undefined) await insertAuditEvent(query, audit, event);
+}
+
+/** A new row and its audit entry (when the caller says who made it), committed together. */
+export function insertAudited<T>(
+  engine: PostgresEngine,
+  audit: AuditActor | undefined,
+  insert: (query: Query) => Promise<T>,
+  entry: (created: T) => NewAuditEvent,
+): Promise<T> {
+  return engine.transaction(async (query) => {
+    const created = await insert(query);
+    await auditChange(query, audit, entry(created));
+    return created;
+  });
+}
+
+/**
+ * The audit entry of accounts/postgres.ts's one-statement update, a CTE after its `changed` (the row with its old_value): $2 the
+ * new value, $3 to $5 the actor; written only when the value changed, and read by WEBHOOK_EVENT_OF_UPDATE (postgres-outbox.ts).
+ */
+export const AUDIT_ENTRY_OF_UPDATE = (column: 'name' | 'timezone') => `entry AS (
+              INSERT INTO audit_events (occurred_at, actor, action, account_id, username, changes, request_id, address)
+              SELECT clock_timestamp(), $3, 'account.updated', id, username,
+                     jsonb_build_object('${column}', jsonb_build_object('old', old_value, 'new', $2::text)), $4, $5
+              FROM changed WHERE old_value IS DISTINCT FROM $2::text
+              RETURNING occurred_at
+            )`;
 
 export async function selectAuditEvents(query: Query, filter: AuditQuery): Promise<AuditEvent[]> {
   const rows = await query(
@@ -47,4 +80,18 @@ export async function selectAuditEvents(query: Query, filter: AuditQuery): Promi
 export async function deleteAuditEventsBefore(query: Query, before: Date): Promise<number> {
   await deleteWebhookEventsBefore(query, before);
   return (await query('DELETE FROM audit_events WHERE occurred_at < $1 RETURNING 1', [before])).length;
+}
+
+export class PostgresAudit extends PostgresPart implements AuditStore {
+  recordAudit(event: NewAuditEvent, audit: AuditActor): Promise<AuditEvent> {
+    return this.engine.transaction((query) => insertAuditEvent(query, audit, event));
+  }
+
+  listAudit(query: AuditQuery = {}): Promise<AuditEvent[]> {
+    return selectAuditEvents(this.engine.query, query);
+  }
+
+  pruneAudit(before: Date): Promise<number> {
+    return deleteAuditEventsBefore(this.engine.query, before);
+  }
 }

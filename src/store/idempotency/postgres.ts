@@ -1,10 +1,11 @@
-// The idempotency key tables in PostgreSQL: claiming, completing, releasing and pruning keys, one statement each but the claim.
+// The idempotency key tables in PostgreSQL: claiming, completing, releasing and pruning keys, one statement each but the claim;
+// as functions an account update calls in its own transaction, and as the store's part (PostgresIdempotency).
 import { KEYSPACE_TABLES, keyspaceOf } from '../idempotency-keyspaces.ts';
-import type { HeldIdempotencyKey, IdempotencyClaimOutcome, IdempotencyKeyClaim, StoredAnswer } from '../store.ts';
-
-type Row = Record<string, unknown>;
-/** PostgresStore's one statement on a pooled connection, or within its transaction. */
-export type Query = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
+import { PostgresPart } from '../postgres/postgres-engine.ts';
+import { brokenConstraint, FOREIGN_KEY_VIOLATION } from '../postgres/pg-errors.ts';
+import type { Query } from '../postgres/query.ts';
+import { accountGone } from '../store-errors.ts';
+import type { HeldIdempotencyKey, IdempotencyClaimOutcome, IdempotencyKeyClaim, IdempotencyStore, StoredAnswer } from '../store.ts';
 
 /** The held key's row: its owner's table, its owner, its key, and still this holder's (token) and unanswered ($1 to $3). */
 function heldRow(held: HeldIdempotencyKey): { table: string; where: string; values: [number | string, string, string] } {
@@ -70,4 +71,28 @@ export async function pruneKeys(query: Query): Promise<number> {
   let pruned = 0;
   for (const table of KEYSPACE_TABLES) pruned += (await query(`DELETE FROM ${table} WHERE expires_at <= now() RETURNING 1`)).length;
   return pruned;
+}
+
+export class PostgresIdempotency extends PostgresPart implements IdempotencyStore {
+  async claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaimOutcome> {
+    try {
+      return await claimKey(this.engine.query, claim);
+    } catch (error) {
+      // The account was deleted while its own request ran (an admin token is never deleted, only revoked).
+      if (brokenConstraint(error)?.state === FOREIGN_KEY_VIOLATION && claim.accountId !== undefined) throw accountGone();
+      throw error;
+    }
+  }
+
+  completeIdempotencyKey(held: HeldIdempotencyKey, answer: StoredAnswer): Promise<boolean> {
+    return completeKey(this.engine.query, held, answer);
+  }
+
+  releaseIdempotencyKey(held: HeldIdempotencyKey): Promise<void> {
+    return releaseKey(this.engine.query, held);
+  }
+
+  pruneIdempotencyKeys(): Promise<number> {
+    return pruneKeys(this.engine.query);
+  }
 }

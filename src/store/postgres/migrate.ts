@@ -1,11 +1,17 @@
 // Brings a PostgreSQL database to this build's schema, safely when several instances start at once.
+import { join } from 'node:path';
 import type pg from 'pg';
-import { assertNotNewer, type Migration } from '../migrations.ts';
+import { assertNotNewer, loadMigrations, type Migration } from '../migrations.ts';
 import { translatePgError } from './pg-errors.ts';
 import { pgDriver } from './pg-driver.ts';
 
 /** Any constant works as long as every build uses the same one; pg_locks lists it (locktype advisory) while a migration runs. */
 export const MIGRATION_LOCK_KEY = '7263017455301265218';
+
+/** This build's migrations, read from migrations/ beside this file. */
+export function loadPostgresMigrations(): Migration[] {
+  return loadMigrations(join(import.meta.dirname, 'migrations'));
+}
 
 export interface MigrationConnection {
   readonly url: string;

@@ -67,6 +67,10 @@ function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
+/** The SQLSTATEs brokenConstraint reports, which the parts turn into their own failures (username_taken, key_exists...). */
+export const UNIQUE_VIOLATION = '23505';
+export const FOREIGN_KEY_VIOLATION = '23503';
+
 /** The unique or foreign-key constraint a statement broke, if that is what failed. */
 export function brokenConstraint(error: unknown): { state: string; constraint: string } | undefined {
   const state = sqlState(error);

@@ -1,5 +1,5 @@
-// The PostgreSQL engine handle the row modules take: one statement on a pooled connection, or within the caller's transaction.
-// Its own module so the row modules (audit, webhooks) share it without importing each other.
+// The PostgreSQL engine handle every postgres.ts part takes: one statement on a pooled connection, or within the caller's
+// transaction (postgres-engine.ts); and the row readers they share. Its own module so the parts share it without importing each other.
 
 export type Row = Record<string, unknown>;
 export type Query = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
@@ -10,5 +10,9 @@ export function iso(value: unknown): string {
 }
 
 export function isoOrNull(value: unknown): string | null {
-  return value === null ? null : iso(value);
+  return value === null || value === undefined ? null : iso(value);
+}
+
+export function orNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
 }

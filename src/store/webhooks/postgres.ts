@@ -1,6 +1,5 @@
-// Webhooks' rows in PostgreSQL: the outbox written by a change's transaction, endpoints, deliveries claimed with
-// FOR UPDATE SKIP LOCKED under a lease, and attempts.
-import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../domain/webhooks/events.ts';
+// Webhooks in PostgreSQL: endpoints, deliveries claimed with FOR UPDATE SKIP LOCKED under a lease, and attempts, as plain
+// functions over a Query and as the store's part (PostgresWebhooks). The outbox rows are postgres-outbox.ts's.
 import { tooManyWebhookEndpoints, webhookEndpointNotFound, webhookEventNotFound } from '../../domain/webhooks/webhook-errors.ts';
 import type {
   AttemptOutcome,
@@ -10,16 +9,15 @@ import type {
   OutboxStats,
   WebhookEndpoint,
   WebhookEndpointPosition,
+  WebhookStore,
 } from './webhook-store.ts';
 import { MAX_WEBHOOK_ENDPOINTS } from './webhook-store.ts';
-import type { NewAuditEvent } from '../store.ts';
 import { failureReason } from '../../domain/webhooks/retry-schedule.ts';
+import { PostgresPart } from '../postgres/postgres-engine.ts';
 import type { Query, Row } from '../postgres/query.ts';
-import { iso } from '../postgres/query.ts';
+import { iso, isoOrNull, orNull } from '../postgres/query.ts';
 
 const ENDPOINT_COLUMNS = 'endpoint_id, url, description, event_types, created_at, disabled_at, disabled_reason, failing_since';
-const isoOrNull = (value: unknown) => (value === null || value === undefined ? null : iso(value));
-const orNull = (value: unknown) => (value === null || value === undefined ? null : String(value));
 
 function toEndpoint(row: Row): WebhookEndpoint {
   return {
@@ -46,60 +44,6 @@ function toAttempt(row: Row): DeliveryAttempt {
     response: orNull(row.response),
     error: orNull(row.error),
   };
-}
-
-/** Delivers an event to every enabled endpoint subscribed to its type: `$1` the event id, `$2` its type, `$3` when. */
-export const FAN_OUT = `INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
-  SELECT $1, endpoint_id, $3, $3 FROM webhook_endpoints WHERE disabled_at IS NULL AND (event_types IS NULL OR $2 = ANY (event_types))`;
-
-async function objectAfter(query: Query, event: NewAuditEvent): Promise<EventObject> {
-  if (event.action === 'account.deleted') return deletedAccountObject(event);
-  if (event.action.startsWith('account.')) {
-    const [row] = await query('SELECT id, username, name, timezone, premium, created_at FROM accounts WHERE id = $1', [event.accountId]);
-    if (row === undefined) return null;
-    return {
-      user_id: Number(row.id),
-      username: String(row.username),
-      name: String(row.name),
-      timezone: String(row.timezone),
-      premium: row.premium === true,
-      created_at: iso(row.created_at),
-    };
-  }
-  const [row] = await query(
-    `SELECT k.key_id, a.username, k.label, k.display_prefix, k.scope, k.created_at, k.expires_at, k.revoked_at, k.rolled_into
-     FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1`,
-    [keyIdOf(event)],
-  );
-  if (row === undefined) return null;
-  return {
-    key_id: String(row.key_id),
-    username: String(row.username),
-    label: orNull(row.label),
-    prefix: String(row.display_prefix),
-    scope: String(row.scope),
-    created_at: iso(row.created_at),
-    expires_at: isoOrNull(row.expires_at),
-    revoked_at: isoOrNull(row.revoked_at),
-    rolled_into: orNull(row.rolled_into),
-  };
-}
-
-/** Must run in the transaction that makes the change (audit/postgres.ts calls it beside the audit entry). */
-export async function insertWebhookEvent(query: Query, event: NewAuditEvent, occurredAt: Date): Promise<void> {
-  if (!isWebhookEventType(event.action)) return;
-  const eventId = newEventId();
-  const body = eventBody(eventId, event.action, occurredAt.toISOString(), await objectAfter(query, event), event.changes);
-  await query('INSERT INTO webhook_events (event_id, type, created_at, payload) VALUES ($1, $2, $3, $4)', [eventId, event.action, occurredAt, body]);
-  await query(FAN_OUT, [eventId, event.action, occurredAt]);
-}
-
-export async function deleteWebhookEventsBefore(query: Query, before: Date): Promise<void> {
-  await query(
-    `DELETE FROM webhook_events ev WHERE created_at < $1 AND NOT EXISTS
-       (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.event_id AND d.state = 'pending')`,
-    [before],
-  );
 }
 
 /**
@@ -217,7 +161,6 @@ export async function recordAttempt(query: Query, claim: ClaimedDelivery, outcom
   return { disabled: disabled.length > 0 };
 }
 
-
 export async function releaseLeases(query: Query, owner: string): Promise<void> {
   await query("UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1 AND state = 'pending'", [owner]);
 }
@@ -262,4 +205,47 @@ export async function selectOutboxStats(query: Query): Promise<OutboxStats> {
      WHERE d.state = 'pending'`,
   );
   return { pending: Number(row!.pending), oldestPendingAt: isoOrNull(row!.oldest) };
+}
+
+/** The store's webhook methods: a write of several statements is one transaction, the rest one statement each. */
+export class PostgresWebhooks extends PostgresPart implements WebhookStore {
+  createWebhookEndpoint(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint> {
+    return this.engine.transaction((query) => insertEndpoint(query, endpoint));
+  }
+
+  listWebhookEndpoints(after: WebhookEndpointPosition | null, limit: number): Promise<WebhookEndpoint[]> {
+    return selectEndpointPage(this.engine.query, after, limit);
+  }
+
+  removeWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint> {
+    return this.engine.transaction((query) => deleteEndpoint(query, endpointId));
+  }
+
+  setWebhookEndpointEnabled(endpointId: string, enabled: boolean, reason?: string): Promise<WebhookEndpoint> {
+    return updateEndpointEnabled(this.engine.query, endpointId, enabled, reason ?? null);
+  }
+
+  claimWebhookDeliveries(owner: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedDelivery[]> {
+    return claimDeliveries(this.engine.query, owner, limit, now, leaseUntil);
+  }
+
+  recordWebhookAttempt(claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<{ readonly disabled: boolean }> {
+    return this.engine.transaction((query) => recordAttempt(query, claim, outcome));
+  }
+
+  releaseWebhookDeliveries(owner: string): Promise<void> {
+    return releaseLeases(this.engine.query, owner);
+  }
+
+  listWebhookAttempts(endpointId: string, limit: number): Promise<DeliveryAttempt[]> {
+    return selectAttempts(this.engine.query, endpointId, limit);
+  }
+
+  redeliverWebhookEvent(eventId: string, endpointId: string | null, now: Date): Promise<string[]> {
+    return this.engine.transaction((query) => queueRedelivery(query, eventId, endpointId, now));
+  }
+
+  webhookOutboxStats(): Promise<OutboxStats> {
+    return selectOutboxStats(this.engine.query);
+  }
 }

@@ -10,16 +10,19 @@ import type { CredentialStore } from '../../../src/store/store.ts';
 
 const STORE = join(import.meta.dirname, '../../../src/store');
 const CONCERNS = ['accounts', 'admin-tokens', 'audit', 'credentials', 'idempotency', 'keys', 'schema', 'webhooks'];
-// Concerns whose SQL already sits beside their interface, one file per engine.
-const WITH_ENGINES = ['admin-tokens', 'audit', 'idempotency', 'webhooks'];
 const SQL = /\b(SELECT|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+TABLE)\b/;
 const ENGINE_IMPORT = /from\s+'[^']*\/(sqlite|postgres)\/[^']*'|from\s+'(node:sqlite|pg)'/;
 
-const SQLITE_TABLES = readdirSync(join(STORE, 'sqlite/migrations'))
-  .filter((file) => file.endsWith('.sql'))
-  .flatMap((file) => [...readFileSync(join(STORE, 'sqlite/migrations', file), 'utf8').matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/g)])
-  .map((match) => match[1]!)
-  .concat('schema_migrations');
+// The tables each engine's migrations create (and the runner's own), so a new table is guarded as soon as it exists.
+function tablesOf(engine: 'sqlite' | 'postgres'): string[] {
+  const dir = join(STORE, engine, 'migrations');
+  return readdirSync(dir)
+    .filter((file) => file.endsWith('.sql'))
+    .flatMap((file) => [...readFileSync(join(dir, file), 'utf8').matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/gi)])
+    .map((match) => match[1]!.toLowerCase())
+    .concat('schema_migrations');
+}
+const TABLES = { sqlite: tablesOf('sqlite'), postgres: tablesOf('postgres') };
 
 /** Tables named by SQL in `source` (a keyword, then the table: FROM accounts, INTO api_keys, UPDATE deployment, ...). */
 export function tablesNamed(source: string, tables: readonly string[]): string[] {
@@ -57,29 +60,23 @@ test('authentication is built on a CredentialStore alone: the two methods it rea
   assert.equal(typeof authenticate, 'function');
 });
 
-test('a concern whose SQL has moved holds it beside its interface, one file per engine, and the engine folders no longer do', () => {
-  for (const concern of WITH_ENGINES) {
-    const files = readdirSync(join(STORE, concern));
-    assert.ok(files.includes('sqlite.ts') && files.includes('postgres.ts'), `${concern}/ lacks sqlite.ts or postgres.ts: ${files.join(', ')}`);
-  }
-  const leftBehind = ['sqlite', 'postgres'].flatMap((engine) =>
-    readdirSync(join(STORE, engine)).filter((file) => /^(audit-rows|idempotency-keys|webhook-rows)\.ts$/.test(file)).map((file) => `${engine}/${file}`),
-  );
-  assert.deepEqual(leftBehind, [], 'a concern moved out of the engine folders is back in one');
-});
-
 test('the table finder sees a table named by SQL, and passes prose and engine statements', () => {
-  assert.deepEqual(tablesNamed("statement('SELECT id, username FROM accounts WHERE id = ?')", SQLITE_TABLES), ['accounts']);
-  assert.deepEqual(tablesNamed('`UPDATE api_keys SET last_used_at = ?` and INSERT INTO deployment', SQLITE_TABLES), ['api_keys', 'deployment']);
-  assert.deepEqual(tablesNamed("// accounts from the accounts part\nexec('PRAGMA data_version'); statement('SELECT 1')", SQLITE_TABLES), []);
-  assert.ok(SQLITE_TABLES.includes('accounts') && SQLITE_TABLES.includes('webhook_events'), `tables read from the migrations: ${SQLITE_TABLES.join(', ')}`);
+  for (const tables of Object.values(TABLES)) {
+    assert.ok(tables.includes('accounts') && tables.includes('api_keys') && tables.includes('webhook_events'), `tables read from the migrations: ${tables.join(', ')}`);
+    assert.deepEqual(tablesNamed("statement('SELECT id, username FROM accounts WHERE id = ?')", tables), ['accounts']);
+    assert.deepEqual(tablesNamed('`UPDATE api_keys SET last_used_at = ?` and INSERT INTO deployment', tables), ['api_keys', 'deployment']);
+    assert.deepEqual(tablesNamed("// accounts from the accounts part\nexec('PRAGMA data_version'); query('SELECT 1')", tables), []);
+  }
 });
 
-test('every concern holds its SQLite part beside its interface, and sqlite/ keeps only the engine, naming no table', () => {
-  const missing = CONCERNS.filter((concern) => !readdirSync(join(STORE, concern)).includes('sqlite.ts'));
-  assert.deepEqual(missing, [], 'concerns without a sqlite.ts part');
-  const naming = readdirSync(join(STORE, 'sqlite'))
-    .filter((file) => file.endsWith('.ts'))
-    .flatMap((file) => tablesNamed(readFileSync(join(STORE, 'sqlite', file), 'utf8'), SQLITE_TABLES).map((table) => `sqlite/${file} names ${table}`));
-  assert.deepEqual(naming, [], 'table SQL belongs in its concern folder (accounts/sqlite.ts, ...), not in the engine');
-});
+for (const engine of ['sqlite', 'postgres'] as const) {
+  test(`every concern holds its ${engine}.ts part beside its interface, and ${engine}/ keeps only the engine, naming no table`, () => {
+    const missing = CONCERNS.filter((concern) => !readdirSync(join(STORE, concern)).includes(`${engine}.ts`));
+    assert.deepEqual(missing, [], `concerns without a ${engine}.ts part`);
+    // migrate.ts keeps schema_migrations, the migration runner's own bookkeeping.
+    const naming = readdirSync(join(STORE, engine))
+      .filter((file) => file.endsWith('.ts') && file !== 'migrate.ts')
+      .flatMap((file) => tablesNamed(readFileSync(join(STORE, engine, file), 'utf8'), TABLES[engine]).map((table) => `${engine}/${file} names ${table}`));
+    assert.deepEqual(naming, [], `table SQL belongs in its concern folder (accounts/${engine}.ts, ...), not in the engine`);
+  });
+}
