@@ -1,16 +1,9 @@
 // How accounts, keys and audit entries are shown, by the admin API and by the CLI's --json alike: snake_case, never a secret.
+import { accountObject } from '../domain/webhooks/events.ts';
 import type { Account, ApiKeyRecord, AuditEvent } from '../store/store.ts';
 
-export function accountJson(account: Account) {
-  return {
-    user_id: account.id,
-    username: account.username,
-    name: account.name,
-    timezone: account.timezone,
-    premium: account.premium,
-    created_at: account.createdAt,
-  };
-}
+/** As a webhook event carries it: the same fields in the same order. */
+export const accountJson = (account: Account) => accountObject(account);
 
 export function keyJson(key: ApiKeyRecord) {
   return {

@@ -1,6 +1,7 @@
 // The events webhooks send: one per audited change to an account or a key, as the JSON body {id, type, created_at, data}.
 import { randomBytes } from 'node:crypto';
 import { AUDIT_ACTIONS, type AuditAction, type AuditChanges, type NewAuditEvent } from '../audit-events.ts';
+import type { Account, ApiKeyRecord } from '../accounts.ts';
 
 /**
  * Every audit action but admin_token.*: admin tokens are the operator's own, and telling a receiver when one was made
@@ -44,6 +45,27 @@ export interface KeyObject {
 
 /** The account or key after the change (for account.deleted, as it was when deleted; null if it is gone). */
 export type EventObject = AccountObject | KeyObject | null;
+
+/** An account as an event carries it (and as the admin API and the CLI show it: operations/representations.ts). */
+export function accountObject(account: Account): AccountObject {
+  const { id, username, name, timezone, premium, createdAt } = account;
+  return { user_id: id, username, name, timezone, premium, created_at: createdAt };
+}
+
+/** A key as an event carries it: as the key's record, without its last use (which changes no event). */
+export function keyObject(key: ApiKeyRecord): KeyObject {
+  return {
+    key_id: key.keyId,
+    username: key.username,
+    label: key.label,
+    prefix: key.displayPrefix,
+    scope: key.scope,
+    created_at: key.createdAt,
+    expires_at: key.expiresAt,
+    revoked_at: key.revokedAt,
+    rolled_into: key.rolledInto,
+  };
+}
 
 /** Which key an audited key change is about: the rolled key for key.rolled, else the key named. */
 export function keyIdOf(event: NewAuditEvent): string | null {

@@ -2,15 +2,9 @@
 import type { AuditActor } from '../audit/audit-store.ts';
 import type { HeldIdempotencyKey, StoredAnswer } from '../idempotency/idempotency-store.ts';
 import type { NewApiKey } from '../keys/key-store.ts';
+import type { Account } from '../../domain/accounts.ts';
 
-export interface Account {
-  readonly id: number;
-  readonly username: string;
-  readonly name: string;
-  readonly timezone: string;
-  readonly premium: boolean;
-  readonly createdAt: string;
-}
+export type { Account } from '../../domain/accounts.ts';
 
 export interface NewAccount {
   readonly username: string;

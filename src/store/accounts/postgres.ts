@@ -14,19 +14,9 @@ import { iso } from '../postgres/query.ts';
 import { accountGone, accountNotFound, idempotencyKeyInUse, preconditionFailed, usernameTaken } from '../store-errors.ts';
 import { WEBHOOK_EVENT_OF_UPDATE } from '../webhooks/postgres-outbox.ts';
 import type { Account, AccountStore, AccountUpdateOptions, NewAccount } from './account-store.ts';
+import { ACCOUNT_COLUMNS, toAccount } from './account-rows.ts';
+import { POSTGRES_VALUES } from '../postgres/query.ts';
 
-export function toAccount(row: Row): Account {
-  return {
-    id: Number(row.id),
-    username: String(row.username),
-    name: String(row.name),
-    timezone: String(row.timezone),
-    premium: row.premium === true,
-    createdAt: iso(row.created_at),
-  };
-}
-
-const ACCOUNT_COLUMNS = 'id, username, name, timezone, premium, created_at';
 const BY_USERNAME = 'lower(username) = lower($1)';
 
 /** Both unique constraints an account with its key can break, as the store's own failures. */
@@ -42,7 +32,7 @@ async function insertAccount(query: Query, account: NewAccount): Promise<Account
      VALUES ($1, $2, $3, $4, now(), now()) RETURNING ${ACCOUNT_COLUMNS}`,
     [account.username, account.name, account.timezone, account.premium],
   );
-  return toAccount(row!);
+  return toAccount(row!, POSTGRES_VALUES);
 }
 
 export class PostgresAccounts extends PostgresPart implements AccountStore {
@@ -78,7 +68,7 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
          SELECT * FROM a`,
         [account.username, account.name, account.timezone, account.premium, ...keyOfNewAccountValues(key)],
       );
-      return toAccount(row!);
+      return toAccount(row!, POSTGRES_VALUES);
     } catch (error) {
       throw createFailure(error, account, key);
     }
@@ -86,11 +76,11 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
 
   async findAccount(username: string): Promise<Account | null> {
     const row = await this.engine.one(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE ${BY_USERNAME}`, [username]);
-    return row === undefined ? null : toAccount(row);
+    return row === undefined ? null : toAccount(row, POSTGRES_VALUES);
   }
 
   async listAccounts(): Promise<Account[]> {
-    return (await this.engine.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts ORDER BY id`)).map(toAccount);
+    return (await this.engine.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts ORDER BY id`)).map((row) => toAccount(row, POSTGRES_VALUES));
   }
 
   async countAccounts(): Promise<number> {
@@ -98,7 +88,7 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
   }
 
   async pageAccounts(afterId: number | null, limit: number): Promise<Account[]> {
-    return (await this.engine.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > $1 ORDER BY id LIMIT $2`, [afterId ?? 0, limit])).map(toAccount);
+    return (await this.engine.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > $1 ORDER BY id LIMIT $2`, [afterId ?? 0, limit])).map((row) => toAccount(row, POSTGRES_VALUES));
   }
 
   setPremium(username: string, premium: boolean, audit?: AuditActor): Promise<Account> {
@@ -118,7 +108,7 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
         before.id,
         premium,
       ]);
-      const updated = toAccount(row!);
+      const updated = toAccount(row!, POSTGRES_VALUES);
       if (before.premium !== premium) {
         await auditChange(query, audit, {
           action: 'account.premium_changed',
@@ -136,7 +126,7 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
       // Its keys go in the same statement, through ON DELETE CASCADE.
       const [row] = await query(`DELETE FROM accounts WHERE ${BY_USERNAME} RETURNING ${ACCOUNT_COLUMNS}`, [username]);
       if (row === undefined) throw accountNotFound(username);
-      await auditChange(query, audit, accountDeleted(toAccount(row)));
+      await auditChange(query, audit, accountDeleted(toAccount(row, POSTGRES_VALUES)));
     });
   }
 
@@ -168,7 +158,7 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
         [accountId, value],
       );
       if (row === undefined) throw accountGone();
-      return toAccount(row);
+      return toAccount(row, POSTGRES_VALUES);
     }
     const row = await this.engine.one(
       `WITH old AS (SELECT id, ${column} AS value FROM accounts WHERE id = $1 FOR UPDATE),
@@ -182,7 +172,7 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
       [accountId, value, audit.actor, audit.requestId, audit.address, newEventId()],
     );
     if (row === undefined) throw accountGone();
-    return toAccount(row);
+    return toAccount(row, POSTGRES_VALUES);
   }
 
   /**
@@ -193,7 +183,7 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
     return this.engine.transaction(async (query) => {
       const [current] = await query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1 FOR UPDATE`, [accountId]);
       if (current === undefined) throw accountGone();
-      const before = toAccount(current);
+      const before = toAccount(current, POSTGRES_VALUES);
       if (options.expect !== undefined && !options.expect(before)) throw preconditionFailed();
       const idempotency = options.idempotency;
       if (idempotency !== undefined && !(await lockHeldKey(query, idempotency.held))) throw idempotencyKeyInUse();
@@ -201,7 +191,7 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
         accountId,
         value,
       ]);
-      const updated = toAccount(row!);
+      const updated = toAccount(row!, POSTGRES_VALUES);
       if (before[column] !== value) {
         await auditChange(query, audit, {
           action: 'account.updated',

@@ -11,8 +11,9 @@ import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
 import { SQLITE_CONSTRAINT_UNIQUE } from '../sqlite/sqlite-errors.ts';
 import { accountGone, accountNotFound, idempotencyKeyInUse, preconditionFailed, usernameTaken } from '../store-errors.ts';
 import type { Account, AccountStore, AccountUpdateOptions, NewAccount } from './account-store.ts';
+import { ACCOUNT_COLUMNS, toAccount } from './account-rows.ts';
+import { SQLITE_VALUES } from '../sqlite/sqlite-engine.ts';
 
-const ACCOUNT_COLUMNS = 'id, username, name, timezone, premium, created_at';
 // Built once: every POST /settings and POST /user runs one of these, and the engine finds its prepared form by this text.
 const UPDATE_ACCOUNT = {
   name: `UPDATE accounts SET name = ?, updated_at = ? WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`,
@@ -21,18 +22,6 @@ const UPDATE_ACCOUNT = {
 
 type UpdatedColumn = keyof typeof UPDATE_ACCOUNT;
 
-/** Also reads the account half of a credential's row (credentials/sqlite.ts). */
-export function toAccount(row: Row): Account {
-  return {
-    id: Number(row.id),
-    username: String(row.username),
-    name: String(row.name),
-    timezone: String(row.timezone),
-    premium: Number(row.premium) === 1,
-    createdAt: String(row.created_at),
-  };
-}
-
 function insertAccount(statement: Prepare, account: NewAccount): Account {
   const now = new Date().toISOString();
   try {
@@ -40,7 +29,7 @@ function insertAccount(statement: Prepare, account: NewAccount): Account {
       `INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?) RETURNING ${ACCOUNT_COLUMNS}`,
     ).get(account.username, account.name, account.timezone, account.premium ? 1 : 0, now, now);
-    return toAccount(row as Row);
+    return toAccount(row as Row, SQLITE_VALUES);
   } catch (error) {
     if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_UNIQUE) {
       throw usernameTaken(account.username);
@@ -66,7 +55,7 @@ function updateAccount(
   if (options.expect !== undefined || audit !== undefined) {
     const current = statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`).get(accountId);
     if (current === undefined) throw accountGone();
-    before = toAccount(current as Row);
+    before = toAccount(current as Row, SQLITE_VALUES);
     if (options.expect !== undefined && !options.expect(before)) throw preconditionFailed();
   }
   if (options.idempotency !== undefined && !holdsKey(statement, options.idempotency.held)) throw idempotencyKeyInUse();
@@ -74,7 +63,7 @@ function updateAccount(
   if (row === undefined) {
     throw accountGone();
   }
-  const updated = toAccount(row as Row);
+  const updated = toAccount(row as Row, SQLITE_VALUES);
   if (before !== undefined && before[column] !== value) {
     auditChange(statement, audit, {
       action: 'account.updated',
@@ -124,7 +113,7 @@ export class SqliteAccounts implements AccountStore {
   findAccount(username: string): Promise<Account | null> {
     return this.#engine.run(() => {
       const row = this.#engine.statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE username = ?`).get(username);
-      return row === undefined ? null : toAccount(row as Row);
+      return row === undefined ? null : toAccount(row as Row, SQLITE_VALUES);
     });
   }
 
@@ -133,7 +122,7 @@ export class SqliteAccounts implements AccountStore {
       this.#engine
         .statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts ORDER BY id`)
         .all()
-        .map((row) => toAccount(row as Row)),
+        .map((row) => toAccount(row as Row, SQLITE_VALUES)),
     );
   }
 
@@ -146,7 +135,7 @@ export class SqliteAccounts implements AccountStore {
       this.#engine
         .statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > ? ORDER BY id LIMIT ?`)
         .all(afterId ?? 0, limit)
-        .map((row) => toAccount(row as Row)),
+        .map((row) => toAccount(row as Row, SQLITE_VALUES)),
     );
   }
 
@@ -155,7 +144,7 @@ export class SqliteAccounts implements AccountStore {
       const updated = this.#engine.transaction(() => {
         const before = this.#engine.statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE username = ?`).get(username);
         if (before === undefined) throw accountNotFound(username);
-        return this.#setPremium(toAccount(before as Row), premium, audit);
+        return this.#setPremium(toAccount(before as Row, SQLITE_VALUES), premium, audit);
       });
       this.#credentials.accountChanged(updated);
       return updated;
@@ -167,7 +156,7 @@ export class SqliteAccounts implements AccountStore {
       const updated = this.#engine.transaction(() => {
         const before = this.#engine.statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`).get(accountId);
         if (before === undefined) throw accountGone();
-        return this.#setPremium(toAccount(before as Row), premium, audit);
+        return this.#setPremium(toAccount(before as Row, SQLITE_VALUES), premium, audit);
       });
       this.#credentials.accountChanged(updated);
       return updated;
@@ -178,7 +167,7 @@ export class SqliteAccounts implements AccountStore {
     const row = this.#engine
       .statement(`UPDATE accounts SET premium = ?, updated_at = ? WHERE id = ? RETURNING ${ACCOUNT_COLUMNS}`)
       .get(premium ? 1 : 0, new Date().toISOString(), before.id);
-    const updated = toAccount(row as Row);
+    const updated = toAccount(row as Row, SQLITE_VALUES);
     if (before.premium !== premium) {
       auditChange(this.#engine.statement, audit, {
         action: 'account.premium_changed',
@@ -196,7 +185,7 @@ export class SqliteAccounts implements AccountStore {
         this.#engine.transaction(() => {
           const row = this.#engine.statement(`DELETE FROM accounts WHERE username = ? RETURNING ${ACCOUNT_COLUMNS}`).get(username);
           if (row === undefined) throw accountNotFound(username);
-          auditChange(this.#engine.statement, audit, accountDeleted(toAccount(row as Row)));
+          auditChange(this.#engine.statement, audit, accountDeleted(toAccount(row as Row, SQLITE_VALUES)));
         });
       } finally {
         // Its keys go with it (ON DELETE CASCADE): simplest to forget everything, deletions are rare.

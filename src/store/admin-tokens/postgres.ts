@@ -9,44 +9,33 @@ import type { Query, Row } from '../postgres/query.ts';
 import { iso, isoOrNull } from '../postgres/query.ts';
 import { adminTokenExists, adminTokenNotFound } from '../store-errors.ts';
 import type { AdminCredential, AdminTokenRecord, AdminTokenStore, NewAdminToken } from './admin-token-store.ts';
+import { ADMIN_TOKEN_COLUMNS, toAdminToken } from './admin-token-rows.ts';
+import { POSTGRES_VALUES } from '../postgres/query.ts';
 
-const COLUMNS = 'token_id, label, display_prefix, created_by, created_at, last_used_at, revoked_at';
-
-function toAdminToken(row: Row): AdminTokenRecord {
-  return {
-    tokenId: String(row.token_id),
-    label: String(row.label),
-    displayPrefix: String(row.display_prefix),
-    createdBy: String(row.created_by),
-    createdAt: iso(row.created_at),
-    lastUsedAt: isoOrNull(row.last_used_at),
-    revokedAt: isoOrNull(row.revoked_at),
-  };
-}
 
 /** A taken id fails with the primary key's unique violation; createAdminToken turns it into admin_token_exists. */
 export async function insertAdminToken(query: Query, token: NewAdminToken): Promise<AdminTokenRecord> {
   const [row] = await query(
     `INSERT INTO admin_tokens (token_id, secret_hash, display_prefix, label, created_by, created_at)
-     VALUES ($1, $2, $3, $4, $5, now()) RETURNING ${COLUMNS}`,
+     VALUES ($1, $2, $3, $4, $5, now()) RETURNING ${ADMIN_TOKEN_COLUMNS}`,
     [token.tokenId, Buffer.from(token.hash), token.displayPrefix, token.label, token.createdBy],
   );
-  return toAdminToken(row!);
+  return toAdminToken(row!, POSTGRES_VALUES);
 }
 
 export async function selectAdminTokens(query: Query): Promise<AdminTokenRecord[]> {
-  return (await query(`SELECT ${COLUMNS} FROM admin_tokens ORDER BY created_at, token_id`)).map(toAdminToken);
+  return (await query(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens ORDER BY created_at, token_id`)).map((row) => toAdminToken(row, POSTGRES_VALUES));
 }
 
 /** Locked for the rest of the caller's transaction: two revocations at once record one entry, the second finds it revoked. */
 export async function lockAdminToken(query: Query, tokenId: string): Promise<AdminTokenRecord | null> {
-  const [row] = await query(`SELECT ${COLUMNS} FROM admin_tokens WHERE token_id = $1 FOR UPDATE`, [tokenId]);
-  return row === undefined ? null : toAdminToken(row);
+  const [row] = await query(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE token_id = $1 FOR UPDATE`, [tokenId]);
+  return row === undefined ? null : toAdminToken(row, POSTGRES_VALUES);
 }
 
 export async function markAdminTokenRevoked(query: Query, tokenId: string): Promise<AdminTokenRecord> {
-  const [row] = await query(`UPDATE admin_tokens SET revoked_at = now() WHERE token_id = $1 RETURNING ${COLUMNS}`, [tokenId]);
-  return toAdminToken(row!);
+  const [row] = await query(`UPDATE admin_tokens SET revoked_at = now() WHERE token_id = $1 RETURNING ${ADMIN_TOKEN_COLUMNS}`, [tokenId]);
+  return toAdminToken(row!, POSTGRES_VALUES);
 }
 
 export async function selectAdminCredential(query: Query, tokenId: string): Promise<AdminCredential | null> {

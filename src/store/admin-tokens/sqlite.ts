@@ -7,29 +7,18 @@ import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
 import { SQLITE_CONSTRAINT_PRIMARYKEY } from '../sqlite/sqlite-errors.ts';
 import { adminTokenExists, adminTokenNotFound } from '../store-errors.ts';
 import type { AdminCredential, AdminTokenRecord, AdminTokenStore, NewAdminToken } from './admin-token-store.ts';
+import { ADMIN_TOKEN_COLUMNS, toAdminToken } from './admin-token-rows.ts';
+import { SQLITE_VALUES } from '../sqlite/sqlite-engine.ts';
 
-const COLUMNS = 'token_id, label, display_prefix, created_by, created_at, last_used_at, revoked_at';
-
-function toAdminToken(row: Row): AdminTokenRecord {
-  return {
-    tokenId: String(row.token_id),
-    label: String(row.label),
-    displayPrefix: String(row.display_prefix),
-    createdBy: String(row.created_by),
-    createdAt: String(row.created_at),
-    lastUsedAt: row.last_used_at === null ? null : String(row.last_used_at),
-    revokedAt: row.revoked_at === null ? null : String(row.revoked_at),
-  };
-}
 
 /** Fails with admin_token_exists when the id is taken. */
 export function insertAdminToken(statement: Prepare, token: NewAdminToken, createdAt: string): AdminTokenRecord {
   try {
     const row = statement(
       `INSERT INTO admin_tokens (token_id, secret_hash, display_prefix, label, created_by, created_at)
-       VALUES (?, ?, ?, ?, ?, ?) RETURNING ${COLUMNS}`,
+       VALUES (?, ?, ?, ?, ?, ?) RETURNING ${ADMIN_TOKEN_COLUMNS}`,
     ).get(token.tokenId, token.hash, token.displayPrefix, token.label, token.createdBy, createdAt);
-    return toAdminToken(row as Row);
+    return toAdminToken(row as Row, SQLITE_VALUES);
   } catch (error) {
     if ((error as { errcode?: number }).errcode === SQLITE_CONSTRAINT_PRIMARYKEY) throw adminTokenExists(token.tokenId);
     throw error;
@@ -37,18 +26,18 @@ export function insertAdminToken(statement: Prepare, token: NewAdminToken, creat
 }
 
 export function selectAdminTokens(statement: Prepare): AdminTokenRecord[] {
-  return statement(`SELECT ${COLUMNS} FROM admin_tokens ORDER BY created_at, token_id`)
+  return statement(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens ORDER BY created_at, token_id`)
     .all()
-    .map((row) => toAdminToken(row as Row));
+    .map((row) => toAdminToken(row as Row, SQLITE_VALUES));
 }
 
 export function selectAdminToken(statement: Prepare, tokenId: string): AdminTokenRecord | null {
-  const row = statement(`SELECT ${COLUMNS} FROM admin_tokens WHERE token_id = ?`).get(tokenId);
-  return row === undefined ? null : toAdminToken(row as Row);
+  const row = statement(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE token_id = ?`).get(tokenId);
+  return row === undefined ? null : toAdminToken(row as Row, SQLITE_VALUES);
 }
 
 export function markAdminTokenRevoked(statement: Prepare, tokenId: string, revokedAt: string): AdminTokenRecord {
-  return toAdminToken(statement(`UPDATE admin_tokens SET revoked_at = ? WHERE token_id = ? RETURNING ${COLUMNS}`).get(revokedAt, tokenId) as Row);
+  return toAdminToken(statement(`UPDATE admin_tokens SET revoked_at = ? WHERE token_id = ? RETURNING ${ADMIN_TOKEN_COLUMNS}`).get(revokedAt, tokenId) as Row, SQLITE_VALUES);
 }
 
 /** What the admin port's authentication needs; never cached: a revocation by the CLI must hold from the next request. */

@@ -1,8 +1,9 @@
 // What authentication reads in PostgreSQL on every request: a key's credential with its account in one read, and its last use.
-import { toAccount } from '../accounts/postgres.ts';
 import type { KeyScope } from '../keys/key-store.ts';
 import { PostgresPart } from '../postgres/postgres-engine.ts';
 import type { Credential, CredentialStore } from './credential-store.ts';
+import { toAccount } from '../accounts/account-rows.ts';
+import { POSTGRES_VALUES } from '../postgres/query.ts';
 
 export class PostgresCredentials extends PostgresPart implements CredentialStore {
   async findCredential(keyId: string): Promise<Credential | null> {
@@ -18,7 +19,7 @@ export class PostgresCredentials extends PostgresPart implements CredentialStore
       revoked: row.revoked_at !== null,
       scope: String(row.scope) as KeyScope,
       expiresAtMs: row.expires_at === null ? null : (row.expires_at as Date).getTime(),
-      account: toAccount(row),
+      account: toAccount(row, POSTGRES_VALUES),
     };
   }
 

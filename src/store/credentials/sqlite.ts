@@ -5,12 +5,13 @@
 // running in the turn's check phase, before the next poll. Guarded by: test/unit/store/wal-index-header.test.ts and
 // test/unit/store/wal-index-header-locks.test.ts. Figures: docs/operations.md#the-credential-lookup-per-turn
 import type { StatementSync } from 'node:sqlite';
-import { toAccount } from '../accounts/sqlite.ts';
 import type { CredentialCache } from '../credential-cache.ts';
 import type { KeyScope } from '../keys/key-store.ts';
 import type { SqliteEngine, Row } from '../sqlite/sqlite-engine.ts';
 import { WalIndexHeader } from '../sqlite/wal-index-header.ts';
 import type { Credential, CredentialStore } from './credential-store.ts';
+import { toAccount } from '../accounts/account-rows.ts';
+import { SQLITE_VALUES } from '../sqlite/sqlite-engine.ts';
 
 const STAMP_KEY = 'UPDATE api_keys SET last_used_at = ? WHERE key_id = ?';
 
@@ -114,7 +115,7 @@ export class SqliteCredentials implements CredentialStore {
         scope: String(row.scope) as KeyScope,
         // The expiry, not a verdict: the caller compares it to its clock at every request, so the cache never goes stale on it.
         expiresAtMs: row.expires_at === null ? null : Date.parse(String(row.expires_at)),
-        account: toAccount(row),
+        account: toAccount(row, SQLITE_VALUES),
       };
       this.#credentials.set(credential);
       return credential;

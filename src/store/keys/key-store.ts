@@ -1,23 +1,8 @@
 // API keys as the store keeps them: issued, rolled, listed and revoked, only their hash at rest; no SQL here.
 import type { AuditActor } from '../audit/audit-store.ts';
+import type { ApiKeyRecord, KeyScope } from '../../domain/accounts.ts';
 
-/** `write` allows every endpoint; `read` only reads (GET) and the public ones. */
-export type KeyScope = 'read' | 'write';
-
-export interface ApiKeyRecord {
-  readonly keyId: string;
-  readonly username: string;
-  readonly label: string | null;
-  readonly displayPrefix: string;
-  readonly scope: KeyScope;
-  readonly createdAt: string;
-  /** null: the key never expires. */
-  readonly expiresAt: string | null;
-  readonly lastUsedAt: string | null;
-  readonly revokedAt: string | null;
-  /** The id of the key this one was rolled into, if it was. */
-  readonly rolledInto: string | null;
-}
+export type { ApiKeyRecord, KeyScope } from '../../domain/accounts.ts';
 
 export interface NewApiKey {
   readonly keyId: string;

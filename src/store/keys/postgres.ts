@@ -9,9 +9,9 @@ import type { Query, Row } from '../postgres/query.ts';
 import { iso, isoOrNull } from '../postgres/query.ts';
 import { accountNotFound, keyAlreadyRolled, keyExists, keyInactive, keyNotFound, tooManyKeys } from '../store-errors.ts';
 import { MAX_ACTIVE_KEYS, type ApiKeyRecord, type KeyScope, type KeyStore, type NewApiKey, type RolledKey } from './key-store.ts';
+import { KEY_COLUMNS, toKey } from './key-rows.ts';
+import { POSTGRES_VALUES } from '../postgres/query.ts';
 
-const KEY_COLUMNS =
-  'k.key_id, a.username, k.label, k.display_prefix, k.scope, k.created_at, k.expires_at, k.last_used_at, k.revoked_at, k.rolled_into';
 const ACTIVE_KEYS =
   'SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())';
 
@@ -26,21 +26,6 @@ export const KEY_OF_NEW_ACCOUNT = `k AS (
 
 export function keyOfNewAccountValues(key: NewApiKey): unknown[] {
   return [key.keyId, Buffer.from(key.hash), key.displayPrefix, key.label];
-}
-
-function toKey(row: Row): ApiKeyRecord {
-  return {
-    keyId: String(row.key_id),
-    username: String(row.username),
-    label: row.label === null ? null : String(row.label),
-    displayPrefix: String(row.display_prefix),
-    scope: String(row.scope) as KeyScope,
-    createdAt: iso(row.created_at),
-    expiresAt: isoOrNull(row.expires_at),
-    lastUsedAt: isoOrNull(row.last_used_at),
-    revokedAt: isoOrNull(row.revoked_at),
-    rolledInto: row.rolled_into === null ? null : String(row.rolled_into),
-  };
 }
 
 /** A taken key id as the store's own failure (key_exists); any other error as it was. */
@@ -61,7 +46,7 @@ export async function insertKey(query: Query, accountId: number, key: NewApiKey)
        SELECT ${KEY_COLUMNS} FROM k JOIN accounts a ON a.id = k.account_id`,
       [key.keyId, accountId, Buffer.from(key.hash), key.displayPrefix, key.label, key.scope ?? 'write', key.expiresAt ?? null],
     );
-    return toKey(row!);
+    return toKey(row!, POSTGRES_VALUES);
   } catch (error) {
     throw keyFailure(error, key);
   }
@@ -75,7 +60,7 @@ async function assertRoomForKey(query: Query, accountId: unknown, username: stri
 
 async function keyIn(query: Query, keyId: string): Promise<ApiKeyRecord | null> {
   const [row] = await query(`SELECT ${KEY_COLUMNS} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1`, [keyId]);
-  return row === undefined ? null : toKey(row);
+  return row === undefined ? null : toKey(row, POSTGRES_VALUES);
 }
 
 export class PostgresKeys extends PostgresPart implements KeyStore {
@@ -102,7 +87,7 @@ export class PostgresKeys extends PostgresPart implements KeyStore {
         [keyId],
       );
       if (row === undefined) throw keyNotFound(keyId);
-      const old = toKey(row);
+      const old = toKey(row, POSTGRES_VALUES);
       const now = row.now as Date;
       // A rolled key is refused first, whatever its state now: every roll that loses a race gets the same answer.
       if (old.rolledInto !== null) throw keyAlreadyRolled(keyId, old.rolledInto, await keyIn(query, old.rolledInto), now);
@@ -136,7 +121,7 @@ export class PostgresKeys extends PostgresPart implements KeyStore {
       [username],
     );
     if (rows.length === 0) throw accountNotFound(username);
-    return rows.filter((row) => row.key_id !== null).map(toKey);
+    return rows.filter((row) => row.key_id !== null).map((row) => toKey(row, POSTGRES_VALUES));
   }
 
   revokeKey(keyId: string, audit?: AuditActor): Promise<ApiKeyRecord> {
@@ -151,7 +136,7 @@ export class PostgresKeys extends PostgresPart implements KeyStore {
         [keyId],
       );
       if (row === undefined) throw keyNotFound(keyId);
-      const key = toKey(row);
+      const key = toKey(row, POSTGRES_VALUES);
       if (before.revoked_at === null) {
         await auditChange(query, audit, {
           action: 'key.revoked',

@@ -8,30 +8,15 @@ import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
 import { SQLITE_CONSTRAINT_PRIMARYKEY } from '../sqlite/sqlite-errors.ts';
 import { accountNotFound, keyAlreadyRolled, keyExists, keyInactive, keyNotFound, tooManyKeys } from '../store-errors.ts';
 import { MAX_ACTIVE_KEYS, type ApiKeyRecord, type KeyScope, type KeyStore, type NewApiKey, type RolledKey } from './key-store.ts';
+import { KEY_COLUMNS, toKey } from './key-rows.ts';
+import { SQLITE_VALUES } from '../sqlite/sqlite-engine.ts';
 
-const KEY_COLUMNS =
-  'k.key_id, a.username, k.label, k.display_prefix, k.scope, k.created_at, k.expires_at, k.last_used_at, k.revoked_at, k.rolled_into';
 /** Keys that still open the account at `?` (an ISO instant; every stored time is one, so text order is time order). */
 const ACTIVE_KEYS = 'SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)';
 
-function toKey(row: Row): ApiKeyRecord {
-  return {
-    keyId: String(row.key_id),
-    username: String(row.username),
-    label: row.label === null ? null : String(row.label),
-    displayPrefix: String(row.display_prefix),
-    scope: String(row.scope) as KeyScope,
-    createdAt: String(row.created_at),
-    expiresAt: row.expires_at === null ? null : String(row.expires_at),
-    lastUsedAt: row.last_used_at === null ? null : String(row.last_used_at),
-    revokedAt: row.revoked_at === null ? null : String(row.revoked_at),
-    rolledInto: row.rolled_into === null ? null : String(row.rolled_into),
-  };
-}
-
 function keyById(statement: Prepare, keyId: string): ApiKeyRecord | null {
   const row = statement(`SELECT ${KEY_COLUMNS} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`).get(keyId);
-  return row === undefined ? null : toKey(row as Row);
+  return row === undefined ? null : toKey(row as Row, SQLITE_VALUES);
 }
 
 /** Inside the caller's transaction (also an account made with its first key, accounts/sqlite.ts); fails with key_exists. */
@@ -97,7 +82,7 @@ export class SqliteKeys implements KeyStore {
           `SELECT ${KEY_COLUMNS}, k.account_id FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`,
         ).get(keyId) as Row | undefined;
         if (row === undefined) throw keyNotFound(keyId);
-        const old = toKey(row);
+        const old = toKey(row, SQLITE_VALUES);
         const accountId = Number(row.account_id);
         // One instant for the checks, the successor's issue and its expiry, so that its lifetime is exactly the old key's.
         const now = new Date();
@@ -140,7 +125,7 @@ export class SqliteKeys implements KeyStore {
         `SELECT ${KEY_COLUMNS} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.account_id = ? ORDER BY k.created_at, k.key_id`,
       )
         .all(Number(owner.id))
-        .map((row) => toKey(row as Row));
+        .map((row) => toKey(row as Row, SQLITE_VALUES));
     });
   }
 

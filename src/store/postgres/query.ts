@@ -1,7 +1,9 @@
 // The PostgreSQL engine handle every postgres.ts part takes: one statement on a pooled connection, or within the caller's
 // transaction (postgres-engine.ts); and the row readers they share. Its own module so the parts share it without importing each other.
 
-export type Row = Record<string, unknown>;
+import { textOrNull, type Row, type Values } from '../rows.ts';
+
+export type { Row } from '../rows.ts';
 export type Query = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
 
 /** A timestamp as the API shows it (ISO 8601, UTC), whether the driver gave a Date or text. */
@@ -13,6 +15,10 @@ export function isoOrNull(value: unknown): string | null {
   return value === null || value === undefined ? null : iso(value);
 }
 
-export function orNull(value: unknown): string | null {
-  return value === null || value === undefined ? null : String(value);
-}
+/** node-postgres's values: timestamps as Dates, booleans and text arrays as they are. */
+export const POSTGRES_VALUES: Values = {
+  time: iso,
+  timeOrNull: isoOrNull,
+  flag: (value) => value === true,
+  list: (value) => (value === null || value === undefined ? null : (value as string[])),
+};

@@ -8,11 +8,19 @@ import { DomainError } from '../../domain/errors.ts';
 import { retryWhileLocked } from './lock-wait.ts';
 import { isBusy, translate } from './sqlite-errors.ts';
 import { WriteQueue, type QueuedWrite } from './write-queue.ts';
+import { textOrNull, type Values } from '../rows.ts';
 
-/** A row as node:sqlite returns it. */
-export type Row = Record<string, unknown>;
+export type { Row } from '../rows.ts';
 /** The engine's prepared statements by SQL text (SqliteEngine.statement): the handle every part's SQL runs through. */
 export type Prepare = (sql: string) => StatementSync;
+
+/** node:sqlite's values: times are ISO text as written, booleans 0 or 1, lists JSON text. */
+export const SQLITE_VALUES: Values = {
+  time: String,
+  timeOrNull: textOrNull,
+  flag: (value) => Number(value) === 1,
+  list: (value) => (value === null || value === undefined ? null : (JSON.parse(String(value)) as string[])),
+};
 
 export interface SqliteEngineOptions {
   /** A file path, or ':memory:'. */

@@ -1,9 +1,11 @@
 // The webhook outbox in PostgreSQL: the event and its deliveries, written by another concern's transaction beside its audit
 // entry (audit/postgres.ts), or inside an account update's one statement (WEBHOOK_EVENT_OF_UPDATE).
-import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../domain/webhooks/events.ts';
+import { accountObject, deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, keyObject, newEventId, type EventObject } from '../../domain/webhooks/events.ts';
 import type { NewAuditEvent } from '../store.ts';
 import type { Query } from '../postgres/query.ts';
-import { iso, isoOrNull, orNull } from '../postgres/query.ts';
+import { POSTGRES_VALUES } from '../postgres/query.ts';
+import { ACCOUNT_COLUMNS, toAccount } from '../accounts/account-rows.ts';
+import { KEY_COLUMNS, toKey } from '../keys/key-rows.ts';
 
 /** Delivers an event to every enabled endpoint subscribed to its type: `$1` the event id, `$2` its type, `$3` when. */
 export const FAN_OUT = `INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
@@ -12,34 +14,14 @@ export const FAN_OUT = `INSERT INTO webhook_deliveries (event_id, endpoint_id, n
 async function objectAfter(query: Query, event: NewAuditEvent): Promise<EventObject> {
   if (event.action === 'account.deleted') return deletedAccountObject(event);
   if (event.action.startsWith('account.')) {
-    const [row] = await query('SELECT id, username, name, timezone, premium, created_at FROM accounts WHERE id = $1', [event.accountId]);
-    if (row === undefined) return null;
-    return {
-      user_id: Number(row.id),
-      username: String(row.username),
-      name: String(row.name),
-      timezone: String(row.timezone),
-      premium: row.premium === true,
-      created_at: iso(row.created_at),
-    };
+    const [row] = await query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`, [event.accountId]);
+    return row === undefined ? null : accountObject(toAccount(row, POSTGRES_VALUES));
   }
   const [row] = await query(
-    `SELECT k.key_id, a.username, k.label, k.display_prefix, k.scope, k.created_at, k.expires_at, k.revoked_at, k.rolled_into
-     FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1`,
+    `SELECT ${KEY_COLUMNS} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1`,
     [keyIdOf(event)],
   );
-  if (row === undefined) return null;
-  return {
-    key_id: String(row.key_id),
-    username: String(row.username),
-    label: orNull(row.label),
-    prefix: String(row.display_prefix),
-    scope: String(row.scope),
-    created_at: iso(row.created_at),
-    expires_at: isoOrNull(row.expires_at),
-    revoked_at: isoOrNull(row.revoked_at),
-    rolled_into: orNull(row.rolled_into),
-  };
+  return row === undefined ? null : keyObject(toKey(row, POSTGRES_VALUES));
 }
 
 /** Must run in the transaction that makes the change (audit/postgres.ts calls it beside the audit entry). */

@@ -15,36 +15,10 @@ import { MAX_WEBHOOK_ENDPOINTS } from './webhook-store.ts';
 import { failureReason } from '../../domain/webhooks/retry-schedule.ts';
 import { PostgresPart } from '../postgres/postgres-engine.ts';
 import type { Query, Row } from '../postgres/query.ts';
-import { iso, isoOrNull, orNull } from '../postgres/query.ts';
+import { iso, isoOrNull } from '../postgres/query.ts';
+import { ENDPOINT_COLUMNS, toAttempt, toEndpoint } from './webhook-rows.ts';
+import { POSTGRES_VALUES } from '../postgres/query.ts';
 
-const ENDPOINT_COLUMNS = 'endpoint_id, url, description, event_types, created_at, disabled_at, disabled_reason, failing_since';
-
-function toEndpoint(row: Row): WebhookEndpoint {
-  return {
-    endpointId: String(row.endpoint_id),
-    url: String(row.url),
-    description: orNull(row.description),
-    eventTypes: row.event_types === null ? null : (row.event_types as string[]),
-    createdAt: iso(row.created_at),
-    disabledAt: isoOrNull(row.disabled_at),
-    disabledReason: orNull(row.disabled_reason),
-    failingSince: isoOrNull(row.failing_since),
-  };
-}
-
-function toAttempt(row: Row): DeliveryAttempt {
-  return {
-    attemptId: Number(row.attempt_id),
-    deliveryId: Number(row.delivery_id),
-    endpointId: String(row.endpoint_id),
-    eventId: String(row.event_id),
-    attemptedAt: iso(row.attempted_at),
-    status: row.status === null ? null : Number(row.status),
-    latencyMs: Number(row.latency_ms),
-    response: orNull(row.response),
-    error: orNull(row.error),
-  };
-}
 
 /**
  * Must run in a transaction. Under READ COMMITTED two inserts could each count 99 and both go in, so creates first take a
@@ -60,7 +34,7 @@ export async function insertEndpoint(query: Query, endpoint: NewWebhookEndpoint)
     [endpoint.endpointId, endpoint.url, endpoint.description, endpoint.eventTypes, endpoint.secret, MAX_WEBHOOK_ENDPOINTS],
   );
   if (row === undefined) throw tooManyWebhookEndpoints(MAX_WEBHOOK_ENDPOINTS);
-  return toEndpoint(row);
+  return toEndpoint(row, POSTGRES_VALUES);
 }
 
 /**
@@ -76,18 +50,18 @@ export async function selectEndpointPage(query: Query, after: WebhookEndpointPos
      ORDER BY date_trunc('milliseconds', created_at), endpoint_id LIMIT $3`,
     [after?.createdAt ?? null, after?.endpointId ?? null, limit],
   );
-  return rows.map(toEndpoint);
+  return rows.map((row) => toEndpoint(row, POSTGRES_VALUES));
 }
 
 export async function selectEndpoints(query: Query): Promise<WebhookEndpoint[]> {
-  return (await query(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, endpoint_id`)).map(toEndpoint);
+  return (await query(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, endpoint_id`)).map((row) => toEndpoint(row, POSTGRES_VALUES));
 }
 
 export async function deleteEndpoint(query: Query, endpointId: string): Promise<WebhookEndpoint> {
   const [row] = await query(`DELETE FROM webhook_endpoints WHERE endpoint_id = $1 RETURNING ${ENDPOINT_COLUMNS}`, [endpointId]);
   if (row === undefined) throw webhookEndpointNotFound(endpointId);
   await query('DELETE FROM webhook_attempts WHERE endpoint_id = $1', [endpointId]);
-  return toEndpoint(row);
+  return toEndpoint(row, POSTGRES_VALUES);
 }
 
 export async function updateEndpointEnabled(query: Query, endpointId: string, enabled: boolean, reason: string | null): Promise<WebhookEndpoint> {
@@ -102,7 +76,7 @@ export async function updateEndpointEnabled(query: Query, endpointId: string, en
         [endpointId, reason],
       );
   if (row === undefined) throw webhookEndpointNotFound(endpointId);
-  return toEndpoint(row);
+  return toEndpoint(row, POSTGRES_VALUES);
 }
 
 /** One statement: rows another instance has locked are skipped, not waited for, and each row claimed is leased to `owner`. */
@@ -173,7 +147,7 @@ export async function selectAttempts(query: Query, endpointId: string, limit: nu
        FROM webhook_attempts WHERE endpoint_id = $1 ORDER BY attempt_id DESC LIMIT $2`,
       [endpointId, limit],
     )
-  ).map(toAttempt);
+  ).map((row) => toAttempt(row, POSTGRES_VALUES));
 }
 
 export async function queueRedelivery(query: Query, eventId: string, endpointId: string | null, now: Date): Promise<string[]> {

@@ -1,42 +1,23 @@
 // The webhook outbox in SQLite: an event, and a delivery per subscribed endpoint, written inside the transaction of the change
 // it tells of (audit/sqlite.ts writes it beside the audit entry), and dropped with the audit trail's retention.
-import { deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, newEventId, type EventObject } from '../../domain/webhooks/events.ts';
+import { accountObject, deletedAccountObject, eventBody, isWebhookEventType, keyIdOf, keyObject, newEventId, type EventObject } from '../../domain/webhooks/events.ts';
 import type { Prepare, Row } from '../sqlite/sqlite-engine.ts';
 import type { NewAuditEvent } from '../store.ts';
-
-const orNull = (value: unknown) => (value === null || value === undefined ? null : String(value));
+import { ACCOUNT_COLUMNS, toAccount } from '../accounts/account-rows.ts';
+import { KEY_COLUMNS, toKey } from '../keys/key-rows.ts';
+import { SQLITE_VALUES } from '../sqlite/sqlite-engine.ts';
 
 /** The account or key as the change left it, read inside the change's transaction. */
 function objectAfter(prepare: Prepare, event: NewAuditEvent): EventObject {
   if (event.action === 'account.deleted') return deletedAccountObject(event);
   if (event.action.startsWith('account.')) {
-    const row = prepare('SELECT id, username, name, timezone, premium, created_at FROM accounts WHERE id = ?').get(event.accountId) as Row | undefined;
-    if (row === undefined) return null;
-    return {
-      user_id: Number(row.id),
-      username: String(row.username),
-      name: String(row.name),
-      timezone: String(row.timezone),
-      premium: Number(row.premium) === 1,
-      created_at: String(row.created_at),
-    };
+    const row = prepare(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`).get(event.accountId) as Row | undefined;
+    return row === undefined ? null : accountObject(toAccount(row, SQLITE_VALUES));
   }
   const row = prepare(
-    `SELECT k.key_id, a.username, k.label, k.display_prefix, k.scope, k.created_at, k.expires_at, k.revoked_at, k.rolled_into
-     FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`,
+    `SELECT ${KEY_COLUMNS} FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = ?`,
   ).get(keyIdOf(event)) as Row | undefined;
-  if (row === undefined) return null;
-  return {
-    key_id: String(row.key_id),
-    username: String(row.username),
-    label: orNull(row.label),
-    prefix: String(row.display_prefix),
-    scope: String(row.scope),
-    created_at: String(row.created_at),
-    expires_at: orNull(row.expires_at),
-    revoked_at: orNull(row.revoked_at),
-    rolled_into: orNull(row.rolled_into),
-  };
+  return row === undefined ? null : keyObject(toKey(row, SQLITE_VALUES));
 }
 
 /**

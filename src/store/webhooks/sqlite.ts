@@ -14,36 +14,10 @@ import type {
 import { MAX_WEBHOOK_ENDPOINTS } from './webhook-store.ts';
 import { failureReason } from '../../domain/webhooks/retry-schedule.ts';
 import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
+import { ENDPOINT_COLUMNS, toAttempt, toEndpoint } from './webhook-rows.ts';
+import { textOrNull } from '../rows.ts';
+import { SQLITE_VALUES } from '../sqlite/sqlite-engine.ts';
 
-const ENDPOINT_COLUMNS = 'endpoint_id, url, description, event_types, created_at, disabled_at, disabled_reason, failing_since';
-const orNull = (value: unknown) => (value === null || value === undefined ? null : String(value));
-
-function toEndpoint(row: Row): WebhookEndpoint {
-  return {
-    endpointId: String(row.endpoint_id),
-    url: String(row.url),
-    description: orNull(row.description),
-    eventTypes: row.event_types === null ? null : (JSON.parse(String(row.event_types)) as string[]),
-    createdAt: String(row.created_at),
-    disabledAt: orNull(row.disabled_at),
-    disabledReason: orNull(row.disabled_reason),
-    failingSince: orNull(row.failing_since),
-  };
-}
-
-function toAttempt(row: Row): DeliveryAttempt {
-  return {
-    attemptId: Number(row.attempt_id),
-    deliveryId: Number(row.delivery_id),
-    endpointId: String(row.endpoint_id),
-    eventId: String(row.event_id),
-    attemptedAt: String(row.attempted_at),
-    status: row.status === null ? null : Number(row.status),
-    latencyMs: Number(row.latency_ms),
-    response: orNull(row.response),
-    error: orNull(row.error),
-  };
-}
 
 /**
  * Inside a write transaction (BEGIN IMMEDIATE), so the count and the insert are one step: of two processes adding the last
@@ -64,13 +38,13 @@ export function insertEndpoint(prepare: Prepare, endpoint: NewWebhookEndpoint, a
     MAX_WEBHOOK_ENDPOINTS,
   );
   if (row === undefined) throw tooManyWebhookEndpoints(MAX_WEBHOOK_ENDPOINTS);
-  return toEndpoint(row as Row);
+  return toEndpoint(row as Row, SQLITE_VALUES);
 }
 
 export function selectEndpoints(prepare: Prepare): WebhookEndpoint[] {
   return prepare(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, endpoint_id`)
     .all()
-    .map((row) => toEndpoint(row as Row));
+    .map((row) => toEndpoint(row as Row, SQLITE_VALUES));
 }
 
 /** created_at is stored as toISOString() writes it, so the text compares as the instant does. */
@@ -80,14 +54,14 @@ export function selectEndpointPage(prepare: Prepare, after: WebhookEndpointPosit
      ORDER BY created_at, endpoint_id LIMIT ?3`,
   )
     .all(after?.createdAt ?? null, after?.endpointId ?? null, limit)
-    .map((row) => toEndpoint(row as Row));
+    .map((row) => toEndpoint(row as Row, SQLITE_VALUES));
 }
 
 export function deleteEndpoint(prepare: Prepare, endpointId: string): WebhookEndpoint {
   const row = prepare(`DELETE FROM webhook_endpoints WHERE endpoint_id = ? RETURNING ${ENDPOINT_COLUMNS}`).get(endpointId);
   if (row === undefined) throw webhookEndpointNotFound(endpointId);
   prepare('DELETE FROM webhook_attempts WHERE endpoint_id = ?').run(endpointId);
-  return toEndpoint(row as Row);
+  return toEndpoint(row as Row, SQLITE_VALUES);
 }
 
 export function updateEndpointEnabled(prepare: Prepare, endpointId: string, enabled: boolean, reason: string | null, at = new Date()): WebhookEndpoint {
@@ -100,7 +74,7 @@ export function updateEndpointEnabled(prepare: Prepare, endpointId: string, enab
          WHERE endpoint_id = ? RETURNING ${ENDPOINT_COLUMNS}`,
       ).get(at.toISOString(), reason, endpointId);
   if (row === undefined) throw webhookEndpointNotFound(endpointId);
-  return toEndpoint(row as Row);
+  return toEndpoint(row as Row, SQLITE_VALUES);
 }
 
 /**
@@ -186,7 +160,7 @@ export function selectAttempts(prepare: Prepare, endpointId: string, limit: numb
      FROM webhook_attempts WHERE endpoint_id = ? ORDER BY attempt_id DESC LIMIT ?`,
   )
     .all(endpointId, limit)
-    .map((row) => toAttempt(row as Row));
+    .map((row) => toAttempt(row as Row, SQLITE_VALUES));
 }
 
 export function queueRedelivery(prepare: Prepare, eventId: string, endpointId: string | null, now: Date): string[] {
@@ -216,7 +190,7 @@ export function selectOutboxStats(prepare: Prepare): OutboxStats {
     `SELECT count(*) AS pending, min(ev.created_at) AS oldest FROM webhook_deliveries d JOIN webhook_events ev ON ev.event_id = d.event_id
      WHERE d.state = 'pending'`,
   ).get() as Row;
-  return { pending: Number(row.pending), oldestPendingAt: orNull(row.oldest) };
+  return { pending: Number(row.pending), oldestPendingAt: textOrNull(row.oldest) };
 }
 
 export class SqliteWebhooks implements WebhookStore {
