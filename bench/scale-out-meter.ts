@@ -142,8 +142,11 @@ export interface ScaleOutProbes {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-/** A Meter for one run of the service on PostgreSQL + Redis; `spreadKeys`: how many keys the load cycles through, if spread. */
-export function scaleOutMeter(probes: ScaleOutProbes, spreadKeys: number | null): Meter<ScaleOutFigures> {
+/**
+ * A Meter for one run of the service on PostgreSQL + Redis. `spread`, when the load cycles through many keys: how many, and
+ * how many requests may be in flight when wrk stops (answered and written by the server, but not counted by wrk).
+ */
+export function scaleOutMeter(probes: ScaleOutProbes, spread: { keys: number; inFlight: number } | null): Meter<ScaleOutFigures> {
   let start: {
     counters: { transactions: number; rowsWritten: number };
     redis: { commands: number; scripts: number };
@@ -169,7 +172,8 @@ export function scaleOutMeter(probes: ScaleOutProbes, spreadKeys: number | null)
       const counted = await counters();
       const transactions = counted.transactions - start.counters.transactions - 1;
       const rowsWritten = counted.rowsWritten - start.counters.rowsWritten;
-      const keysUsed = spreadKeys === null ? null : Math.min(answers, spreadKeys);
+      // Each request of the run takes the next key: the answers, and the requests in flight at the end, which wrk drops uncounted.
+      const keysUsed = spread === null ? null : Math.min(answers + spread.inFlight, spread.keys);
       const per = (value: number) => value / answers;
       return {
         postgresMicros: per(backends.ns / 1000),

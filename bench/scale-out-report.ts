@@ -43,7 +43,7 @@ export function scaleOutSection(results: BenchResults, notes: Footnotes): string
       `${count(scale.accounts)} Premium accounts with real keys (seeded in ${scale.seedingSeconds.sqlite.toFixed(1)} s on SQLite, ` +
       `${scale.seedingSeconds.postgres.toFixed(1)} s on PostgreSQL) besides the bench's own; same load as table 1, measured in turn. ` +
       'CPU µs per answer counts every process that works for it: the service (every thread), every process connected to the ' +
-      "bench's PostgreSQL database (its pool's backends, and autovacuum had it run there: backends that appear in a run count " +
+      "bench's PostgreSQL database (its pool's backends, and autovacuum whenever it worked there; backends that appear in a run count " +
       `whole${vanished > 0 ? `; ${vanished} backend(s) ended mid-run and lost their CPU from /proc` : ''}), and a redis-server of ` +
       "the bench's own (so no other client is counted). PostgreSQL's WAL writer, checkpointer and background writer serve " +
       'every database of the cluster and are not counted. `total / SQLite` is the sum over the service on SQLite alone.',

@@ -227,7 +227,9 @@ export async function runScaleOut(
         call,
         settings,
         plan: () => (call.id === 'user-spread' ? planSpread(side, scale.accounts) : verify(side.server.url, call, side.accounts, null)),
-        ...(side.server === pgServer ? { meter: scaleOutMeter(probes, call.id === 'user-spread' ? scale.accounts : null) } : {}),
+        ...(side.server === pgServer
+          ? { meter: scaleOutMeter(probes, call.id === 'user-spread' ? { keys: scale.accounts, inFlight: settings.connections } : null) }
+          : {}),
       })),
     );
     const cells = await measureInTurn(jobs, options.rounds, sqliteAccounts, new Map(), workspace.dir, log);
