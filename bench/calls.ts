@@ -1,6 +1,7 @@
 // The calls the bench drives, with the status and body shape that make an answer correct and the issue's target for each.
 
-export type CallId = 'hello' | 'hello-auth' | 'user' | 'settings' | 'timezones' | 'timezones-304' | 'post-settings' | 'post-user';
+// user-spread: GET /user over many accounts' keys, in table 3 only (bench/scale-out.ts).
+export type CallId = 'hello' | 'hello-auth' | 'user' | 'settings' | 'timezones' | 'timezones-304' | 'post-settings' | 'post-user' | 'user-spread';
 
 /** The issue's requests-per-second target for one call, as ratios measured in the same run. */
 export interface Target {

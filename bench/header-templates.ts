@@ -47,6 +47,7 @@ export const DEFAULT_TEMPLATES: Required<HeaderTemplates> = {
   'timezones-304': LIST_CACHE,
   'post-settings': JSON_NO_STORE,
   'post-user': JSON_NO_STORE,
+  'user-spread': JSON_NO_STORE,
 };
 
 /** The templates in `file` (written by the bench from live answers) over the defaults; the defaults alone without a file. */

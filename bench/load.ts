@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { basicAuthorization, type BenchAccounts, type BenchCall } from './calls.ts';
 import { clockTicksPerSecond, cpuBetween, readCpu, type CpuSource } from './cpu-time.ts';
+import type { ScaleOutFigures } from './scale-out-meter.ts';
 import { runWrk, writeWrkScript, type WrkLoad, type WrkResult } from './wrk.ts';
 
 export interface LoadSettings {
@@ -29,6 +30,8 @@ export interface Measurement {
   readonly serverCores: number;
   /** wrk's CPU seconds per wall-clock second: above ~0.9 the load generator, not the server, may be the limit. */
   readonly loadGeneratorCores: number;
+  /** What a Meter read around the run (the scale-out table's engines); absent for servers measured alone. */
+  readonly scaleOut?: ScaleOutFigures;
 }
 
 /** What a server must be sent for a call, and the answers that count as correct under load. */
@@ -40,6 +43,26 @@ export interface RequestPlan {
   readonly answers: readonly string[];
   /** Raw headers of its first verified answer. */
   readonly rawHeaders: readonly string[];
+  /** Load over many accounts: their Authorization values from a file, and the pattern their answers must match. */
+  readonly spread?: SpreadLoad;
+}
+
+export interface SpreadLoad {
+  /** Authorization header values, one a line. */
+  readonly file: string;
+  /** The line the next wrk run starts from: each run goes on where the last stopped, so no key is reused early. */
+  readonly cursor: { next: number };
+  /** A Lua pattern every answer's body must match. */
+  readonly bodyPattern: string;
+}
+
+/**
+ * More to read around a measured run than the server's own CPU (the engines of the scale-out table): `begin` just before
+ * the server's CPU is first read, `end` just after it is last read, with what wrk counted.
+ */
+export interface Meter<Figures> {
+  begin(): Promise<void>;
+  end(answers: number, seconds: number): Promise<Figures>;
 }
 
 interface Reply {
@@ -109,6 +132,9 @@ function wrkLoad(plan: RequestPlan, checked: boolean): WrkLoad {
     bodies: plan.call.bodies,
     expectedStatus: plan.call.expectedStatus,
     allowedBodies: checked ? plan.answers : null,
+    ...(plan.spread === undefined
+      ? {}
+      : { authorizations: { file: plan.spread.file, first: plan.spread.cursor.next }, ...(checked ? { bodyPattern: plan.spread.bodyPattern } : {}) }),
   };
 }
 
@@ -128,24 +154,39 @@ function problems(result: WrkResult, plan: RequestPlan): string[] {
  * before and just after. Throws when any answer under load was wrong, failed or timed out, so a broken server cannot win.
  * `scriptDir` receives wrk's Lua script.
  */
-export async function measure(plan: RequestPlan, settings: LoadSettings, pid: number, scriptDir: string, name: string): Promise<Measurement> {
+export async function measure(
+  plan: RequestPlan,
+  settings: LoadSettings,
+  pid: number,
+  scriptDir: string,
+  name: string,
+  meter?: Meter<ScaleOutFigures>,
+): Promise<Measurement> {
   const ticks = clockTicksPerSecond();
   const label = `${name} ${plan.call.label}`;
   const script = (checked: boolean) =>
     writeWrkScript(join(scriptDir, `${name.replace(/\W+/g, '-')}-${plan.call.id}${checked ? '' : '-warmup'}.lua`), wrkLoad(plan, checked), label);
   const run = (durationSeconds: number) => ({ connections: settings.connections, threads: settings.loadThreads, durationSeconds });
+  // Past every request of the run (and those in flight when it stopped), so the next run starts on keys not used yet.
+  const advance = (result: WrkResult) => {
+    if (plan.spread !== undefined) plan.spread.cursor.next += result.requests + settings.connections;
+  };
   if (settings.warmupSeconds > 0) {
     const warmup = await runWrk(script(false), plan.url, run(settings.warmupSeconds), ticks);
+    advance(warmup);
     const failures = problems(warmup, plan);
     if (failures.length > 0) throw new Error(`${plan.call.label} during the warm-up: ${failures.join(', ')}`);
   }
+  await meter?.begin();
   const checkedScript = script(true);
   const before = readCpu(pid);
   const result = await runWrk(checkedScript, plan.url, run(settings.durationSeconds), ticks);
   const after = readCpu(pid);
+  advance(result);
   const failures = problems(result, plan);
   if (failures.length > 0) throw new Error(`${plan.call.label} under load: ${failures.join(', ')}`);
   const cpu = cpuBetween(before, after);
+  const scaleOut = await meter?.end(result.requests, result.durationSeconds);
   return {
     requestsPerSecond: result.requests / result.durationSeconds,
     p50Ms: result.p50Ms,
@@ -156,5 +197,6 @@ export async function measure(plan: RequestPlan, settings: LoadSettings, pid: nu
     systemShare: cpu.systemShare,
     serverCores: cpu.ns / 1e9 / result.durationSeconds,
     loadGeneratorCores: result.cpuSeconds / result.durationSeconds,
+    ...(scaleOut === undefined ? {} : { scaleOut }),
   };
 }

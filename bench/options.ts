@@ -1,6 +1,6 @@
 // The bench's command line and environment: how long, how many connections and accounts, where the results go.
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SERVICE_NODE_FLAGS } from './processes.ts';
@@ -37,6 +37,17 @@ export interface BenchOptions {
   readonly serviceNodeArgs: readonly string[];
   /** Instead of the load tables: instructions per answer under callgrind (instructions.md). */
   readonly instructions: InstructionOptions | null;
+  /** Table 3, the service on PostgreSQL + Redis beside SQLite; null: not measured (--no-scale-out). */
+  readonly scaleOut: ScaleOutOptions | null;
+}
+
+export interface ScaleOutOptions {
+  /** Accounts with real keys that the spread GET /user cycles through (each engine's database holds them all). */
+  readonly accounts: number;
+  /** A superuser connection to an existing database; the bench creates (and drops) a database of its own through it. */
+  readonly postgresUrl: string;
+  /** Seconds to wait for PostgreSQL's statistics before reading them, on both sides of a run. */
+  readonly settleSeconds: number;
 }
 
 export interface InstructionOptions {
@@ -72,6 +83,13 @@ export const USAGE = `npm run bench -- [options]     (or: node bench/run.ts [opt
                          e.g. --service-node-arg=--max-semi-space-size=4
   --out DIR              where results.md and results.svg go   BENCH_OUT           default bench/ (smoke: a temp dir)
   --smoke                tiny numbers (~40 s) to check the bench itself works; its figures mean nothing
+
+  table 3, the service on PostgreSQL + Redis beside SQLite (needs PostgreSQL and redis-server; said in results.md if absent):
+  --scale-out-accounts N accounts with real keys the spread GET /user cycles through  BENCH_SCALE_OUT_ACCOUNTS  default 1000000
+  --postgres URL         a superuser connection; the bench makes its own database     BENCH_POSTGRES_URL
+                         default postgres://USER@127.0.0.1:5432/postgres
+  --pg-settle S          seconds for PostgreSQL's statistics to be flushed, each side of a run  default 11 (smoke: 1)
+  --no-scale-out         leave table 3 out
 
   --instructions         instead of the tables: instructions per answer under callgrind (writes instructions.md)
   --requests N           N: each measured phase is N then 3N requests of one call   default 1000
@@ -122,6 +140,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
         repeats: { type: 'string' },
         servers: { type: 'string' },
         jobs: { type: 'string' },
+        'scale-out-accounts': { type: 'string' },
+        postgres: { type: 'string' },
+        'pg-settle': { type: 'string' },
+        'no-scale-out': { type: 'boolean', default: false },
       },
     });
     if (values.help) return { usage: USAGE };
@@ -163,6 +185,13 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
             jobs: positive('--jobs', small(values.jobs, '2', String(servers.length)), true),
           }
         : null,
+      scaleOut: values['no-scale-out']
+        ? null
+        : {
+            accounts: positive('--scale-out-accounts', pick(values['scale-out-accounts'], 'BENCH_SCALE_OUT_ACCOUNTS', '1000000', '200'), true),
+            postgresUrl: values.postgres ?? env.BENCH_POSTGRES_URL ?? `postgres://${userInfo().username}@127.0.0.1:5432/postgres`,
+            settleSeconds: Number(small(values['pg-settle'], '11', '1')),
+          },
       // A smoke run never overwrites the committed results unless told to.
       out: resolve(cwd, values.out ?? env.BENCH_OUT ?? (smoke ? mkdtempSync(join(tmpdir(), 'account-api-bench-smoke-')) : import.meta.dirname)),
     };

@@ -1,8 +1,10 @@
 // Turns the bench's results into bench/results.md: the machine, the targets, table 1 (every endpoint on every server: CPU per
-// answer, requests per second, latency), authentication's cost, the defaults, and table 2 (scaling, memory, start-up).
+// answer, requests per second, latency), authentication's cost, the defaults, table 2 (scaling, memory, start-up) and table 3
+// (the service on PostgreSQL + Redis beside SQLite).
 import { count, Footnotes, machineRows, megabytes, micros, ms, table, times, verdict } from './markdown.ts';
 import { cpuRatio, PEERS, ratio, type BenchResults, type Cell, type EndpointRow } from './results.ts';
-import { authenticationCost, cpuVerdict, tableOneTargets, tableTwoTargets, throughputVerdict, type TargetRow } from './targets.ts';
+import { scaleOutSection } from './scale-out-report.ts';
+import { authenticationCost, cpuVerdict, scaleOutTargets, tableOneTargets, tableTwoTargets, throughputVerdict, type TargetRow } from './targets.ts';
 
 const label = (row: EndpointRow) => `\`${row.call.label}\``;
 
@@ -192,7 +194,7 @@ export function renderMarkdown(results: BenchResults, chartFile: string): string
     '## Targets',
     'Each judged from figures of this run only. For CPU per answer, `ceiling / service` is the ceiling\'s CPU time per answer ' +
       'over the service\'s: 1 would be as cheap as the least work that gives the same answers.',
-    targetTable(tableOneTargets(results)),
+    targetTable([...tableOneTargets(results), ...scaleOutTargets(results)]),
     `## Table 1: CPU time per answer (${settings.connections} connections)`,
     'Microseconds of the server\'s CPU time (user + system, every thread) per answer; lower is better. The ceiling of the two ' +
       'POSTs writes the row with node:sqlite (WAL, synchronous=FULL) before it answers.',
@@ -221,6 +223,7 @@ export function renderMarkdown(results: BenchResults, chartFile: string): string
     scaleTable(results, notes),
     'The earlier targets that are not ratios to a peer:',
     targetTable(tableTwoTargets(results)),
+    ...scaleOutSection(results, notes),
   ];
   const footnotes = notes.render();
   if (footnotes !== '') sections.push('## Wrong answers', footnotes);

@@ -5,6 +5,8 @@ import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
 import type { BenchCall } from './calls.ts';
 import type { Measurement } from './load.ts';
 import { REPO_ROOT, type ResidentByKind } from './processes.ts';
+import { medianScaleOut } from './scale-out-meter.ts';
+import type { ScaleOutResults } from './scale-out.ts';
 
 /** A measurement, or why there is none (the server answered wrongly, or failed under load). */
 export type Cell = { readonly ok: true; readonly value: Measurement } | { readonly ok: false; readonly problem: string };
@@ -89,6 +91,8 @@ export interface BenchResults {
   readonly endpointMemory: ReadonlyMap<string, ResidentByKind | null>;
   readonly scaling: readonly ScaleRow[];
   readonly startTimes: readonly StartTimes[];
+  /** Table 3: the service on PostgreSQL + Redis beside the same on SQLite. */
+  readonly scaleOut: ScaleOutResults;
 }
 
 function commitOf(): string {
@@ -155,5 +159,6 @@ export function medianMeasurement(taken: readonly Measurement[]): Measurement {
     serverCores: of((one) => one.serverCores),
     // The busiest round: what matters is whether wrk ever came near a whole core.
     loadGeneratorCores: Math.max(...taken.map((one) => one.loadGeneratorCores)),
+    ...(taken[0]?.scaleOut === undefined ? {} : { scaleOut: medianScaleOut(taken.map((one) => one.scaleOut!)) }),
   };
 }

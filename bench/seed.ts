@@ -15,8 +15,13 @@ async function createAccount(env: NodeJS.ProcessEnv, username: string, name: str
 }
 
 /** Migrates a new database at `path` with the service's own command and creates the Premium bench accounts and their keys. */
-export async function createBenchDatabase(path: string, env: NodeJS.ProcessEnv): Promise<BenchAccounts> {
-  const withDatabase = { ...env, DATABASE_URL: `sqlite:${path}` };
+export function createBenchDatabase(path: string, env: NodeJS.ProcessEnv): Promise<BenchAccounts> {
+  return createBenchAccounts(`sqlite:${path}`, env);
+}
+
+/** The same on any engine: migrates the (existing, empty) database `databaseUrl` names, then creates the bench accounts. */
+export async function createBenchAccounts(databaseUrl: string, env: NodeJS.ProcessEnv): Promise<BenchAccounts> {
+  const withDatabase = { ...env, DATABASE_URL: databaseUrl };
   await runToEnd(SERVICE_MAIN, ['migrate'], withDatabase);
   return {
     main: await createAccount(withDatabase, 'bench', 'Bench User'),

@@ -14,10 +14,10 @@ const EXPRESS = join(import.meta.dirname, 'express-peer.ts');
 const BUDGET = '1000000000';
 
 /**
- * service: the service at the bench's lean settings; service-defaults: at its defaults; ceiling: in memory;
- * ceiling+sqlite: the ceiling writing with node:sqlite; fastify and express: the peers.
+ * service: the service at the bench's lean settings; service-defaults: at its defaults; service-pg: lean, on PostgreSQL +
+ * Redis (table 3); ceiling: in memory; ceiling+sqlite: the ceiling writing with node:sqlite; fastify and express: the peers.
  */
-export type Role = 'service' | 'service-defaults' | 'ceiling' | 'ceiling+sqlite' | 'fastify' | 'express';
+export type Role = 'service' | 'service-defaults' | 'service-pg' | 'ceiling' | 'ceiling+sqlite' | 'fastify' | 'express';
 
 /** What "the service at its defaults" means, for the results. */
 export const DEFAULTS_DESCRIPTION =
@@ -90,11 +90,14 @@ export function launch(
   workspace: Workspace,
   role: Role,
   options: Pick<BenchOptions, 'serviceArgs' | 'serviceNodeArgs'>,
-  extra: StartOptions & { readonly name?: string; readonly database?: string } = {},
+  extra: StartOptions & { readonly name?: string; readonly database?: string; readonly redisUrl?: string } = {},
 ): Promise<ServerProcess> {
   const name = extra.name ?? role;
   const database = extra.database ?? databaseIn(workspace.dir, name);
-  if (extra.database === undefined) copyDatabase(workspace.base, database);
+  if (extra.database === undefined) {
+    if (role === 'service-pg') throw new Error('service-pg needs its PostgreSQL database URL');
+    copyDatabase(workspace.base, database);
+  }
   const peerArgs = ['--host', '127.0.0.1', '--port', '0', '--headers', workspace.headersFile];
   // The others run with the service's Node flags too (npm start's, not the run's --service-node-arg): the bench compares code.
   const start = (script: string, args: readonly string[], env: NodeJS.ProcessEnv, more: StartOptions = {}) =>
@@ -105,6 +108,14 @@ export function launch(
   switch (role) {
     case 'service':
       return start(SERVICE_MAIN, serve, { ...leanServiceEnv(), DATABASE_URL: `sqlite:${database}` }, { nodeArgs: options.serviceNodeArgs });
+    case 'service-pg':
+      // `database` is a postgres:// URL here.
+      return start(
+        SERVICE_MAIN,
+        serve,
+        { ...leanServiceEnv(), DATABASE_URL: database, ...(extra.redisUrl === undefined ? {} : { REDIS_URL: extra.redisUrl }) },
+        { nodeArgs: options.serviceNodeArgs },
+      );
     case 'service-defaults':
       return start(
         SERVICE_MAIN,

@@ -5,6 +5,7 @@ import type { LoadSettings } from './load.ts';
 import type { BenchOptions } from './options.ts';
 import { freePort, peakResidentMemoryOfTree, residentByKindOf, timeToFirstAnswer, type ResidentByKind, type ServerProcess } from './processes.ts';
 import { describeMachine, type BenchResults, type EndpointRow, type ScaleRow, type StartTimes } from './results.ts';
+import { runScaleOut } from './scale-out.ts';
 import { copyDatabase, growAccounts } from './seed.ts';
 import { databaseIn, DEFAULTS_DESCRIPTION, Fleet, launch, leanServiceEnv, prepareWorkspace, type Role, type Workspace } from './servers.ts';
 import { lastWords, measureInTurn, type Job } from './turns.ts';
@@ -128,11 +129,15 @@ export async function runTables(options: BenchOptions, command: string, work: st
   const largest = options.accounts.at(-1)!;
   if (options.accounts.length > 1) starts.push(await startTimes(databaseIn(work, `scale-${largest}`), largest, options, log));
 
+  log(`table 3: the service on PostgreSQL + Redis beside SQLite`);
+  const scaleOut = await runScaleOut(options, workspace, fleet, settings, log);
+
   return {
     machine: { ...machine, loadAverageAtEnd: loadavg()[0]! },
     settings: { command, smoke: options.smoke, ...settings, scaleConnections: options.scaleConnections, rounds: options.rounds },
     ...one,
     scaling,
     startTimes: starts,
+    scaleOut,
   };
 }

@@ -175,3 +175,80 @@ export function tableTwoTargets(results: BenchResults): TargetRow[] {
   }
   return rows;
 }
+
+/** Issue 28's targets for the service on PostgreSQL + Redis, each against the same service on SQLite measured in the same run. */
+export const SCALE_OUT_TARGETS = {
+  /** CPU per answer of GET /user with one key, every process (service, backends, redis-server) / the SQLite service's. */
+  allProcessesOfSqlite: 2.5,
+  /** The same, the service's own process only. */
+  serviceOfSqlite: 1.75,
+  /** PostgreSQL transactions per cached read. */
+  transactionsPerCachedRead: 0.01,
+  /** Redis round trips per read. */
+  redisRoundTripsPerRead: 1,
+  /** Keys spread over many accounts: rows written per key per minute (the "last used" stamp). */
+  writesPerKeyPerMinute: 1,
+} as const;
+
+const atMost = (value: number | null, target: number) => (value === null ? null : value <= target);
+
+/** Service + PostgreSQL backends + redis-server CPU µs per answer, or null. */
+export function scaleOutTotal(cell: Cell): number | null {
+  if (!cell.ok || cell.value.scaleOut === undefined) return null;
+  return cell.value.cpuMicrosPerAnswer + cell.value.scaleOut.postgresMicros + cell.value.scaleOut.redisMicros;
+}
+
+/** Table 3's targets; none when table 3 was not measured. */
+export function scaleOutTargets(results: BenchResults): TargetRow[] {
+  const scale = results.scaleOut;
+  if (!scale.measured) return [];
+  const rows: TargetRow[] = [];
+  const hot = scale.rows.find((row) => row.call.id === 'user');
+  const spread = scale.rows.find((row) => row.call.id === 'user-spread');
+  const figures = (cell: Cell | undefined) => (cell?.ok === true ? (cell.value.scaleOut ?? null) : null);
+  if (hot !== undefined) {
+    const sqlite = hot.sqlite.ok ? hot.sqlite.value.cpuMicrosPerAnswer : null;
+    const total = scaleOutTotal(hot.postgres);
+    const service = hot.postgres.ok ? hot.postgres.value.cpuMicrosPerAnswer : null;
+    const of = (value: number | null) => (value === null || sqlite === null ? null : value / sqlite);
+    const both = (value: number | null) => `${times(of(value))} (${value === null ? 'n/a' : micros(value)} µs against ${sqlite === null ? 'n/a' : micros(sqlite)} µs)`;
+    rows.push({
+      measure: 'CPU per answer, `GET /user` (one key): PostgreSQL + Redis, every process / the service on SQLite',
+      measured: both(total),
+      target: `≤ ${SCALE_OUT_TARGETS.allProcessesOfSqlite.toFixed(2)}`,
+      met: atMost(of(total), SCALE_OUT_TARGETS.allProcessesOfSqlite),
+    });
+    rows.push({
+      measure: "CPU per answer, `GET /user` (one key): PostgreSQL + Redis, the service's own process / the service on SQLite",
+      measured: both(service),
+      target: `≤ ${SCALE_OUT_TARGETS.serviceOfSqlite.toFixed(2)}`,
+      met: atMost(of(service), SCALE_OUT_TARGETS.serviceOfSqlite),
+    });
+    const transactions = figures(hot.postgres)?.pgTransactions ?? null;
+    rows.push({
+      measure: 'PostgreSQL transactions per answer, `GET /user` (one key: a cached read)',
+      measured: transactions === null ? 'n/a' : transactions.toFixed(3),
+      target: `≤ ${SCALE_OUT_TARGETS.transactionsPerCachedRead}`,
+      met: atMost(transactions, SCALE_OUT_TARGETS.transactionsPerCachedRead),
+    });
+  }
+  for (const row of [hot, spread]) {
+    if (row === undefined) continue;
+    rows.push({
+      measure: `Redis round trips per answer, \`${row.call.label}\``,
+      measured: row.redisRoundTrips === null ? 'n/a' : row.redisRoundTrips.toFixed(2),
+      target: `≤ ${SCALE_OUT_TARGETS.redisRoundTripsPerRead}`,
+      met: atMost(row.redisRoundTrips, SCALE_OUT_TARGETS.redisRoundTripsPerRead),
+    });
+  }
+  if (spread !== undefined) {
+    const perKey = figures(spread.postgres)?.pgWritesPerKeyPerMinute ?? null;
+    rows.push({
+      measure: `PostgreSQL rows written per key per minute, \`GET /user\` with keys spread over ${count(scale.accounts)} accounts`,
+      measured: perKey === null ? 'n/a' : perKey.toFixed(2),
+      target: `≤ ${SCALE_OUT_TARGETS.writesPerKeyPerMinute}`,
+      met: atMost(perKey, SCALE_OUT_TARGETS.writesPerKeyPerMinute),
+    });
+  }
+  return rows;
+}

@@ -1,7 +1,8 @@
 // Measuring servers in turn: each job verified, then loaded; the jobs of a group back to back, rounds rotating who goes first.
 import type { BenchAccounts, BenchCall, CallId } from './calls.ts';
-import { measure, verify, type LoadSettings, type Measurement } from './load.ts';
+import { measure, verify, type LoadSettings, type Measurement, type Meter, type RequestPlan } from './load.ts';
 import type { ServerProcess } from './processes.ts';
+import type { ScaleOutFigures } from './scale-out-meter.ts';
 import { medianMeasurement, type Cell } from './results.ts';
 
 /** One measurement to take: a call on a server under a load. */
@@ -12,6 +13,10 @@ export interface Job {
   readonly server: ServerProcess;
   readonly call: BenchCall;
   readonly settings: LoadSettings;
+  /** Instead of verify(): how this job checks its server and plans its load (keys spread over many accounts). */
+  readonly plan?: () => Promise<RequestPlan>;
+  /** Read around the measured run besides the server's own CPU (the scale-out table's engines). */
+  readonly meter?: Meter<ScaleOutFigures>;
 }
 
 /** The end of what a server wrote, short enough for a table's footnote. */
@@ -39,8 +44,8 @@ async function measureOne(
 ): Promise<Cell> {
   let cell: Cell;
   try {
-    const plan = await verify(job.server.url, job.call, accounts, reference);
-    cell = { ok: true, value: await measure(plan, job.settings, job.server.pid, scriptDir, job.server.name) };
+    const plan = job.plan === undefined ? await verify(job.server.url, job.call, accounts, reference) : await job.plan();
+    cell = { ok: true, value: await measure(plan, job.settings, job.server.pid, scriptDir, job.server.name, job.meter) };
   } catch (error) {
     cell = { ok: false, problem: `${job.server.name}: ${(error as Error).message}` };
   }

@@ -16,6 +16,13 @@ export interface WrkLoad {
   readonly expectedStatus: number;
   /** Every answer's body must be one of these; null: bodies are not checked (the warm-up). */
   readonly allowedBodies: readonly string[] | null;
+  /** Or match this Lua pattern, for calls whose answers are too many to list (keys spread over many accounts). */
+  readonly bodyPattern?: string;
+  /**
+   * Authorization header values, one a line, sent in turn from line `first` (then round again), each request with the next:
+   * load spread over many accounts. Only for calls without a body.
+   */
+  readonly authorizations?: { readonly file: string; readonly first: number };
 }
 
 export interface WrkRun {
@@ -59,6 +66,7 @@ export function wrkScript(load: WrkLoad, label: string): string {
   const headers = Object.entries(load.headers).map(([name, value]) => `[${luaString(name)}] = ${luaString(value)}`);
   const bodies = load.bodies.map(luaString);
   const allowed = (load.allowedBodies ?? []).map((body) => `[${luaString(body)}] = true`);
+  if (load.authorizations !== undefined && load.bodies.length > 0) throw new Error('wrk: authorizations from a file are for calls without a body');
   return `-- Written by bench/wrk.ts for ${label.replace(/\n/g, ' ')}.
 local method = ${luaString(load.method)}
 local path = ${luaString(url.pathname + url.search)}
@@ -67,6 +75,9 @@ local bodies = { ${bodies.join(', ')} }
 local allowed = { ${allowed.join(', ')} }
 local expected_status = ${load.expectedStatus}
 local check = ${load.allowedBodies === null ? 'false' : 'true'}
+local pattern = ${load.bodyPattern === undefined ? 'nil' : luaString(load.bodyPattern)}
+local authorizations_file = ${load.authorizations === undefined ? 'nil' : luaString(load.authorizations.file)}
+local first_authorization = ${load.authorizations?.first ?? 0}
 
 -- Globals, so that done() can read them from each thread.
 wrong = 0
@@ -82,6 +93,16 @@ local turn = 0
 function init(args)
   io.stderr:write("${STARTED_MARK}\\n")
   for i, body in ipairs(bodies) do prepared[i] = wrk.format(method, path, headers, body) end
+  if authorizations_file then
+    -- The request up to its blank line, once; each request adds one Authorization line to it: a concatenation, no format.
+    local head = string.sub(wrk.format(method, path, headers, nil), 1, -3)
+    for line in io.lines(authorizations_file) do prepared[#prepared + 1] = line end
+    turn = first_authorization % #prepared
+    function request()
+      turn = turn % #prepared + 1
+      return head .. "Authorization: " .. prepared[turn] .. "\\r\\n\\r\\n"
+    end
+  end
   -- Without a response function wrk does not hand bodies to Lua at all (the warm-up).
   if not check then response = nil end
 end
@@ -94,7 +115,7 @@ if #bodies > 1 then
 end
 
 function response(status, response_headers, body)
-  if status ~= expected_status or not allowed[body] then
+  if status ~= expected_status or not (allowed[body] or (pattern and string.find(body, pattern))) then
     wrong = wrong + 1
     if first_wrong == nil then first_wrong = status .. " " .. string.sub(body, 1, 300) end
   end

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_CALLS } from '../../bench/calls.ts';
+import { ADMIN_URL } from '../support/postgres.ts';
 import { requiring } from '../support/requiring.ts';
 import { row, runBench, section, toolsSkipReason } from './bench-tools.ts';
 
@@ -28,7 +29,8 @@ function callRow(heading: string, label: string): string[] {
 
 before(async () => {
   out = mkdtempSync(join(tmpdir(), 'account-api-bench-test-'));
-  const result = await runBench(['--smoke', '--out', out]);
+  // Table 3 on the PostgreSQL the other suites use (TEST_POSTGRES_URL), not a default of the bench's.
+  const result = await runBench(['--smoke', '--out', out, '--postgres', ADMIN_URL]);
   assert.equal(result.code, 0, `bench/run.ts --smoke exited ${result.code}:\n${result.output}`);
   markdown = readFileSync(join(out, 'results.md'), 'utf8');
   svg = readFileSync(join(out, 'results.svg'), 'utf8');
@@ -132,4 +134,32 @@ test('results.svg is a chart with a labelled group of bars for every endpoint, o
   for (const call of BENCH_CALLS) assert.ok(svg.includes(`>${call.label}</text>`), `no label for ${call.label} in the chart`);
   const bars = svg.match(/<rect x="\d+(\.\d)?" y="\d+(\.\d)?" width="[\d.]+" height="14"/g) ?? [];
   assert.equal(bars.length, BENCH_CALLS.length * 4, 'one bar per server per endpoint');
+});
+
+test('table 3 puts the service on PostgreSQL + Redis beside SQLite, with every figure, or says why it was not measured', async () => {
+  const three = section(markdown, '## Table 3');
+  // Measured wherever PostgreSQL (TEST_POSTGRES_URL's server, as BENCH_POSTGRES_URL defaults) and redis-server are here.
+  if (/^Not measured in this run: /m.test(three)) {
+    assert.ok(!process.env.CI, `table 3 was not measured in CI:\n${three}`);
+    return;
+  }
+  for (const label of ['GET /user', 'GET /user, keys spread over many accounts', 'POST /settings']) {
+    const cells = row(three, `\`${label}\``);
+    assert.ok(cells !== undefined, `no table 3 row for ${label}:\n${three}`);
+    for (const [index, value] of cells.slice(1).entries()) {
+      assert.match(value, /^\d[\d,]*(\.\d+)?(×| \(\d+\.\d+\))?$/, `${label}: column ${index + 2} of table 3 is '${value}'`);
+    }
+  }
+  const targets = section(markdown, '## Targets');
+  for (const measure of [
+    'CPU per answer, `GET /user` (one key): PostgreSQL + Redis, every process',
+    "CPU per answer, `GET /user` (one key): PostgreSQL + Redis, the service's own process",
+    'PostgreSQL transactions per answer',
+    'Redis round trips per answer, `GET /user`',
+    'PostgreSQL rows written per key per minute',
+  ]) {
+    const line = targets.split('\n').find((candidate) => candidate.startsWith(`| ${measure}`));
+    assert.ok(line !== undefined, `no target row '${measure}':\n${targets}`);
+    assert.match(line, /\| (met|not met) \|$/, `target '${measure}' has no verdict: ${line}`);
+  }
 });
