@@ -13,6 +13,8 @@ import { openApiRoutes } from './routes/v0/openapi.ts';
 import { openApi } from './http/wire/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import type { Redis } from 'ioredis';
+import { announcerOver, versionLifetimeMs } from './store/credentials/credential-versions.ts';
+import { storeAnnouncingTo } from './store/credentials/announcing-store.ts';
 import type { Store } from './store/store.ts';
 import type { Tracing } from './tracing/tracing.ts';
 
@@ -29,19 +31,30 @@ export interface AppDependencies {
 }
 
 export function buildApp({ config, store, timezones, redis, metrics, tracing = null }: AppDependencies): FastifyInstance {
+  // PostgreSQL + Redis: credentials cached in this process, tagged with the version the key's charge reads (issue 28).
+  const cachesCredentials = redis !== null && config.database.engine === 'postgres' && config.credentialCacheMaxAgeMs > 0 && config.credentialCacheSize > 0;
+  const keyCharge = { touchIntervalMs: config.keyTouchIntervalMs, versionLifetimeMs: cachesCredentials ? versionLifetimeMs(config.credentialCacheMaxAgeMs) : 0 };
+  // What the routes change, they change through this: every credential change is announced to the other instances' caches.
+  const changes = storeAnnouncingTo(store, redis === null ? null : announcerOver(redis, config), config);
   // The port itself, as the admin port's: src/http/port.ts. Every per-request step is in src/http/pipeline.ts.
   const app = buildPort({
     config,
     metrics,
     redis,
     prefix: config.apiPrefix,
-    rateLimits: { settings: config.rateLimits, keyPrefix: config.redis?.keyPrefix ?? '', addressIsConnection: config.trustProxy === false },
+    rateLimits: {
+      settings: config.rateLimits,
+      keyPrefix: config.redis?.keyPrefix ?? '',
+      addressIsConnection: config.trustProxy === false,
+      ...(redis === null ? {} : { keyCharge }),
+    },
     authentication: (rateBudgets) =>
       authenticator(rateBudgets, {
         store,
         environment: config.environment,
         realm: config.environment === 'sandbox' ? 'account-api sandbox' : 'account-api',
         touchIntervalMs: config.keyTouchIntervalMs,
+        credentialCache: cachesCredentials ? { maxAgeMs: config.credentialCacheMaxAgeMs, maxEntries: config.credentialCacheSize } : null,
         onFailure: (reason) => metrics.authFailed(reason),
       }) as AuthenticationStep,
     accessRule: 'access',
@@ -60,8 +73,8 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
     async (v0) => {
       v0.register(openApiRoutes);
       v0.register(helloRoutes);
-      v0.register(settingsRoutes, { store, timezones });
-      v0.register(userRoutes, { store, apiPrefix: config.apiPrefix });
+      v0.register(settingsRoutes, { store: changes, timezones });
+      v0.register(userRoutes, { store: changes, apiPrefix: config.apiPrefix });
     },
     { prefix: config.apiPrefix },
   );

@@ -16,7 +16,7 @@ export const ENVIRONMENT_VARIABLES = [
   // serve and the CLI
   'ACCOUNT_API_SANDBOX', 'DATABASE_URL', 'SANDBOX_DATABASE_URL', 'HOST', 'PORT', 'WORKERS', 'SANDBOX_URL', 'LOG_LEVEL',
   // the engines
-  'SQLITE_SYNCHRONOUS', 'SQLITE_BUSY_TIMEOUT_MS', 'CREDENTIAL_CACHE_SIZE', 'PG_POOL_MAX', 'PG_CONNECT_TIMEOUT_MS', 'PG_STATEMENT_TIMEOUT_MS',
+  'SQLITE_SYNCHRONOUS', 'SQLITE_BUSY_TIMEOUT_MS', 'CREDENTIAL_CACHE_SIZE', 'CREDENTIAL_CACHE_MAX_AGE_MS', 'PG_POOL_MAX', 'PG_CONNECT_TIMEOUT_MS', 'PG_STATEMENT_TIMEOUT_MS',
   'STORE_FAIL_FAST', 'REDIS_URL', 'REDIS_KEY_PREFIX',
   // limits
   'BODY_LIMIT_BYTES', 'REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'MAX_CONNECTIONS', 'MAX_HEADER_BYTES', 'MAX_PARAMETERS',
@@ -47,8 +47,13 @@ export interface Config {
   readonly database: DatabaseTarget;
   readonly sqliteSynchronous: 'full' | 'normal';
   readonly sqliteBusyTimeoutMs: number;
-  /** SQLite only: credentials kept in memory, checked against data_version on every use; 0 reads every request. */
+  /**
+   * Credentials kept in memory: on SQLite checked against data_version on every use; on PostgreSQL with Redis against the
+   * account's credentials version. 0 reads every request.
+   */
   readonly credentialCacheSize: number;
+  /** PostgreSQL with Redis: how long a cached credential is trusted at most, announced or not (a crash's bound); 0: off. */
+  readonly credentialCacheMaxAgeMs: number;
   readonly postgres: PostgresSettings;
   /** `serve` exits when the database does not answer at start, instead of serving 503s while it keeps trying (STORE_FAIL_FAST). */
   readonly storeFailFast: boolean;
@@ -442,6 +447,7 @@ export function loadConfig(env: Environment, flags: ConfigFlags = {}, cwd: strin
     sqliteSynchronous: oneOf('SQLITE_SYNCHRONOUS', env.SQLITE_SYNCHRONOUS, ['full', 'normal'], 'full'),
     sqliteBusyTimeoutMs: integer('SQLITE_BUSY_TIMEOUT_MS', env.SQLITE_BUSY_TIMEOUT_MS, 5000, 0, 60_000),
     credentialCacheSize: integer('CREDENTIAL_CACHE_SIZE', env.CREDENTIAL_CACHE_SIZE, 10_000, 0, 10_000_000),
+    credentialCacheMaxAgeMs: integer('CREDENTIAL_CACHE_MAX_AGE_MS', env.CREDENTIAL_CACHE_MAX_AGE_MS, 30_000, 0, 3_600_000),
     postgres: {
       poolMax: integer('PG_POOL_MAX', env.PG_POOL_MAX, 10, 1, 1000),
       connectTimeoutMs: integer('PG_CONNECT_TIMEOUT_MS', env.PG_CONNECT_TIMEOUT_MS, 2000, 100, 60_000),

@@ -7,6 +7,8 @@ import type { Metrics } from '../http/observability/metrics.ts';
 import type { AuthenticationStep } from '../http/pipeline.ts';
 import { buildPort } from '../http/port.ts';
 import type { Tracing } from '../tracing/tracing.ts';
+import { storeAnnouncingTo } from '../store/credentials/announcing-store.ts';
+import { announcerOver } from '../store/credentials/credential-versions.ts';
 import type { Store } from '../store/store.ts';
 import { adminAuthenticator } from './admin-auth.ts';
 import { adminIdempotency } from './admin-idempotency.ts';
@@ -32,6 +34,8 @@ export interface AdminAppDependencies {
 
 export function buildAdminApp({ config, store, timezones, redis, metrics: shared, tracing = null }: AdminAppDependencies): FastifyInstance {
   const metrics = shared.forPort('admin');
+  // Every credential change made here is announced to the instances that cache credentials (PostgreSQL + Redis).
+  const changes = storeAnnouncingTo(store, redis === null ? null : announcerOver(redis, config), config);
   // The same port as the public one (src/http/port.ts): the same limits on sizes, time-outs and bad input, the same pipeline.
   const app = buildPort({
     config,
@@ -61,8 +65,8 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
       // Before the routes: every write among them takes an Idempotency-Key, per admin token (admin-idempotency.ts).
       adminIdempotency(admin, { store });
       admin.register(adminOpenApiRoute);
-      admin.register(adminAccountRoutes, { store, timezones });
-      admin.register(adminKeyRoutes, { store, environment: config.environment });
+      admin.register(adminAccountRoutes, { store: changes, timezones });
+      admin.register(adminKeyRoutes, { store: changes, environment: config.environment });
       admin.register(adminAuditRoutes, { store });
       admin.register(adminWebhookRoutes, { store, settings: config.webhooks });
     },

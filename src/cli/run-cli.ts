@@ -10,6 +10,7 @@ import { AUDIT, auditCommand } from './audit.ts';
 import { BACKUP, backupCommand } from './backup.ts';
 import { CALL, callCommand } from './call.ts';
 import { CLOSED_OUTPUT_STATUS, onClosedOutput } from './closed-output.ts';
+import { withCredentialNotices } from './credential-notices.ts';
 import { UsageError, type CliContext, type CliFlags, type CliIo } from './cli-context.ts';
 import { commandName, synopsis, type CommandGroup } from './command-spec.ts';
 import { KEYS, keysCommand } from './keys.ts';
@@ -84,7 +85,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       await backupCommand(context, config);
       return 0;
     }
-    const store = openStore(config);
+    const engine = openStore(config);
+    // Only the commands that change credentials tell the instances' caches (and wait for Redis to do so).
+    const noticed = group === USERS || group === KEYS ? await withCredentialNotices(engine, config, context) : null;
+    const store = noticed?.store ?? engine;
     try {
       if (group === MIGRATE) {
         await migrateCommand(context, store);
@@ -100,6 +104,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return 0;
     } finally {
       await store.close();
+      await noticed?.close();
     }
   } catch (error) {
     return reportFailure(error, io, line.flags.json, commandName(command), line.flags);

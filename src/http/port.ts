@@ -2,12 +2,12 @@
 // per-request pipeline (pipeline.ts). A port says only what differs: its prefix, its authentication, its routes' access rule.
 import Fastify, { type FastifyContextConfig, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Config, RateLimitSettings } from '../config.ts';
+import type { Config } from '../config.ts';
 import type { Tracing } from '../tracing/tracing.ts';
 import { answerClientErrors } from './failures/client-errors.ts';
 import { failureResponses, sendFailure } from './failures/failure-responses.ts';
 import { connectionOptions } from './limits/connection-limits.ts';
-import { rateLimits } from './limits/rate-limits.ts';
+import { rateLimits, type RateLimitsOptions } from './limits/rate-limits.ts';
 import { recordAnswer } from './observability/answer-records.ts';
 import type { Metrics } from './observability/metrics.ts';
 import { requestIdFor } from './observability/request-id.ts';
@@ -33,7 +33,7 @@ export interface PortOptions {
   readonly prefix: string;
   /** Where a 404 says the endpoints are listed (default: the prefix's openapi.json and /docs). */
   readonly endpointsListedAt?: string;
-  readonly rateLimits: { readonly settings: RateLimitSettings; readonly keyPrefix: string; readonly addressIsConnection?: boolean };
+  readonly rateLimits: Pick<RateLimitsOptions, 'settings' | 'keyPrefix' | 'addressIsConnection' | 'keyCharge'>;
   readonly authentication: PipelineOptions['authentication'];
   /** The name of the route config key holding the access rule (`access`, `adminAccess`), for the start-up check. */
   readonly accessRule: keyof FastifyContextConfig & ('access' | 'adminAccess');
@@ -110,6 +110,7 @@ export function buildPort(options: PortOptions): FastifyInstance {
     keyPrefix: options.rateLimits.keyPrefix,
     onRejected: (budget) => metrics.rateLimited(budget),
     ...(options.rateLimits.addressIsConnection === undefined ? {} : { addressIsConnection: options.rateLimits.addressIsConnection }),
+    ...(options.rateLimits.keyCharge === undefined ? {} : { keyCharge: options.rateLimits.keyCharge }),
   });
   // Every per-request step, in order: src/http/pipeline.ts. Before any route is added, so that every route gets its facts.
   const { accessRule } = options;

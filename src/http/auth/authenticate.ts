@@ -6,9 +6,11 @@ import { EXPIRY_WARNING_MS } from '../../operations/expiry.ts';
 import type { Account, Credential, CredentialStore } from '../../store/store.ts';
 import { parseBasicCredentials, type BasicCredentials } from './basic-credentials.ts';
 import { HttpError } from '../failures/http-error.ts';
-import type { AuthAttempt, RateBudgets } from '../limits/rate-limits.ts';
+import type { AuthAttempt, KeyCharge, RateBudgets } from '../limits/rate-limits.ts';
 import { loggableUsername } from '../observability/key-redaction.ts';
+import { keyUseRecorder } from './key-use.ts';
 import { VerifiedKeys } from './verified-keys.ts';
+import { VersionedCredentials } from './versioned-credentials.ts';
 
 /** `public`: credentials optional, checked when sent. `premium`: a valid key of a Premium account. */
 export type Access = 'public' | 'premium';
@@ -29,8 +31,17 @@ export interface AuthenticateOptions {
   readonly store: CredentialStore;
   readonly environment: KeyEnvironment;
   readonly realm: string;
-  /** How often at most a key's `last used` time is written: one write per key per interval, not per request. */
+  /**
+   * How often at most a key's `last used` time is written: one write per key per interval, not per request. Per process when
+   * the key's charge is counted here; across the deployment when Redis counts it (the charge then says when one is due).
+   */
   readonly touchIntervalMs: number;
+  /**
+   * PostgreSQL + Redis: credentials kept in this process, each trusted while its account's credentials version (which the
+   * key's charge answers) is unchanged and for at most `maxAgeMs` (versioned-credentials.ts). Absent or null: every request
+   * asks the store, as an engine that caches by itself (SQLite) or a deployment without Redis needs.
+   */
+  readonly credentialCache?: { readonly maxAgeMs: number; readonly maxEntries: number } | null;
   /** Told of every failed authentication (the 401 code), for metrics. */
   readonly onFailure?: (reason: string) => void;
   /** Compared against when the store holds no credential for the key id; a test hands its own to see every byte of it read. */
@@ -54,7 +65,6 @@ export const KEY_EXPIRES_HEADER = 'API-Key-Expires';
 
 // Compared against when the key id is unknown, so an unknown user costs the same work as a wrong key.
 const DECOY_HASH = hashKey('aapi_live_decoy');
-const TOUCH_MEMORY_LIMIT = 10_000;
 
 /** What the route asks of an authenticated caller: Premium, and a write key for anything but a read. */
 function checkAccess(request: FastifyRequest, access: Access): void {
@@ -74,21 +84,10 @@ export type Authenticate = (request: FastifyRequest, reply: FastifyReply, access
 export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOptions): Authenticate {
   const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
   const unauthenticated = (code: string, message: string) => new HttpError(401, code, message, { headers: challenge });
-  const lastTouched = new Map<string, number>();
+  const recordUse = keyUseRecorder(options.store, options.touchIntervalMs);
   const verifiedKeys = new VerifiedKeys();
+  const cache = options.credentialCache == null || options.credentialCache.maxAgeMs === 0 ? null : new VersionedCredentials(options.credentialCache);
   const decoyHash = options.decoyHash ?? DECOY_HASH;
-
-  /** Records the key's use at most once per interval; not awaited by the request, and its failure fails nothing. */
-  function touch(keyId: string, request: FastifyRequest): void {
-    const now = Date.now();
-    const previous = lastTouched.get(keyId);
-    if (previous !== undefined && now - previous < options.touchIntervalMs) return;
-    if (lastTouched.size >= TOUCH_MEMORY_LIMIT) lastTouched.clear();
-    lastTouched.set(keyId, now);
-    options.store.touchKey(keyId, new Date(now)).catch((error: unknown) => {
-      request.log.warn({ err: error }, 'could not record key use');
-    });
-  }
 
   /** `owner`: the username in lower case, worked out once (usernames are compared without case). */
   type Presented = { readonly credentials: BasicCredentials; readonly owner: string; readonly key: ParsedKey; readonly digest: string };
@@ -161,29 +160,43 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     return value instanceof Promise ? value.then(next) : next(value);
   }
 
-  /** After the budget is spent: asks the store about the key, judges it, then charges and checks what the route needs. */
-  function lookUp(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt): void | Promise<void> {
+  /**
+   * After the budget is spent: asks the store about the key (or the cache, with the version the vouched key's charge read
+   * before any row is), judges it, then charges and checks what the route needs. `charged`: the vouched key's charge.
+   */
+  function lookUp(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt, charged: void | KeyCharge): void | Promise<void> {
+    const { keyId } = key.key;
+    // Only a vouched key's charge came before this read; any other version would be read after the row, too late to tag it.
+    const version = cache !== null && charged !== undefined ? charged.version : null;
+    if (version !== null) {
+      const cached = cache!.get(keyId, version);
+      if (cached !== undefined) return admit(request, reply, access, key, vouched, attempt, cached, charged);
+    }
+    const askedAt = version === null ? 0 : Date.now();
     let found: Credential | null | Promise<Credential | null>;
     try {
-      found = options.store.findCredential(key.key.keyId);
+      found = options.store.findCredential(keyId);
     } catch (error) {
       found = Promise.reject(error);
     }
     // Held in memory, the credential is judged at once: no closure on the common request.
-    if (!(found instanceof Promise)) return admit(request, reply, access, key, vouched, attempt, found);
+    if (!(found instanceof Promise)) return admit(request, reply, access, key, vouched, attempt, found, charged);
     return found.then(
-      (credential) => admit(request, reply, access, key, vouched, attempt, credential),
+      (credential) => {
+        if (version !== null && credential !== null) cache!.set(keyId, version, credential, askedAt);
+        return admit(request, reply, access, key, vouched, attempt, credential, charged);
+      },
       (error: unknown) => refused(request, key, vouched, attempt, error),
     );
   }
 
-  function admit(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt, credential: Credential | null): void | Promise<void> {
+  function admit(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt, credential: Credential | null, charged: void | KeyCharge): void | Promise<void> {
     try {
       identified(request, reply, identify(key, credential));
     } catch (error) {
       refused(request, key, vouched, attempt, error);
     }
-    return admitted(request, reply, access, key, vouched, attempt);
+    return admitted(request, reply, access, key, vouched, attempt, charged);
   }
 
   /** A refusal of the key, or a store that could not answer: forgets or refunds as the case calls for, and passes it on. */
@@ -191,6 +204,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     if (error instanceof HttpError && error.statusCode === 401) {
       // A remembered key that fails now (revoked, deleted) is a stranger again: its next attempts spend the budget.
       if (vouched) verifiedKeys.forget(key.key.keyId);
+      cache?.forget(key.key.keyId);
       request.keyId = null;
       reportFailure(request, error.code, key.credentials.username);
     } else {
@@ -211,18 +225,26 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
       reply.header(KEY_EXPIRES_HEADER, new Date(expiresAtMs).toISOString());
     }
     request.keyId = credential.keyId;
-    // Off the request path: a slow or locked store must not hold the answer back for a "last used" stamp.
-    touch(credential.keyId, request);
   }
 
   /** The key is right: a stranger's attempt is given back and the key remembered, its budget charged, the route's rule checked. */
-  function admitted(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt): void | Promise<void> {
-    if (vouched) return checkAccess(request, access);
+  function admitted(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt, charged: void | KeyCharge): void | Promise<void> {
+    // Off the request path: a slow or locked store must not hold the answer back for a "last used" stamp.
+    if (vouched) {
+      recordUse(request, charged);
+      return checkAccess(request, access);
+    }
     rateBudgets.refundAuthAttempt(request, attempt);
     verifiedKeys.remember(request.credential!.keyId, request.credential!.hash, key.owner);
     // Every authenticated request spends its key's budget, whatever it is answered: a key without Premium too.
-    const charged = rateBudgets.charge(request, reply);
-    if (charged instanceof Promise) return charged.then(() => checkAccess(request, access));
+    const charging = rateBudgets.chargeKey(request, reply, key.owner);
+    if (charging instanceof Promise) {
+      return charging.then((charge) => {
+        recordUse(request, charge);
+        checkAccess(request, access);
+      });
+    }
+    recordUse(request, charging);
     return checkAccess(request, access);
   }
 
@@ -254,9 +276,9 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     // failed attempts (so guesses cannot, however many arrive at once). A remembered key is not charged again (admitted).
     if (verifiedKeys.vouchesFor(key.key.keyId, key.digest, key.owner)) {
       request.keyId = key.key.keyId;
-      const charged = rateBudgets.charge(request, reply);
-      if (charged === undefined) return lookUp(request, reply, access, key, true, null);
-      return charged.then(() => lookUp(request, reply, access, key, true, null));
+      const charging = rateBudgets.chargeKey(request, reply, key.owner);
+      if (!(charging instanceof Promise)) return lookUp(request, reply, access, key, true, null, charging);
+      return charging.then((charge) => lookUp(request, reply, access, key, true, null, charge));
     }
     return then(rateBudgets.spendAuthAttempt(request, reply), (attempt) => lookUp(request, reply, access, key, false, attempt));
   };

@@ -8,6 +8,9 @@ import { budgetAddress } from './budget-address.ts';
 import { HttpError } from '../failures/http-error.ts';
 import { setBudgetHeaders } from '../wire/answer-headers.ts';
 import { LocalCounters, RedisCounters, type RateCounters, type WindowCount } from './rate-counters.ts';
+import { RedisKeyBudget, type KeyCharge } from './key-budget-script.ts';
+
+export type { KeyCharge };
 
 export interface RateLimitsOptions {
   readonly settings: RateLimitSettings;
@@ -18,6 +21,11 @@ export interface RateLimitsOptions {
   readonly onRejected?: (budget: RateBudget) => void;
   /** No proxy is trusted, so a request's address is its connection's: worked out once per connection, not per request. */
   readonly addressIsConnection?: boolean;
+  /**
+   * With Redis, what an API key's charge answers beside its count (key-budget-script.ts): the last-use marker's interval, and
+   * the credentials version's lifetime (0: this process caches no credentials and does not ask). Absent: neither.
+   */
+  readonly keyCharge?: { readonly touchIntervalMs: number; readonly versionLifetimeMs: number };
 }
 
 export type RateBudget = 'per_key' | 'per_address' | 'failed_auth';
@@ -50,6 +58,12 @@ export interface RateBudgets {
   refuseAuthAttempt(reply: FastifyReply, over: WindowCount): HttpError;
   /** Charges one request to the caller's key (`request.keyId`), or to its address when it sent no credentials; 429 when spent. */
   charge(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
+  /**
+   * Charges one request to an API key (`request.keyId`) of `owner` (its username in lower case), as charge does. Through Redis
+   * it answers, in the same round trip, the account's credentials version and whether a last-use stamp is due; counted in
+   * this process (or not counted at all) it answers nothing, and the caller keeps its own rules.
+   */
+  chargeKey(request: FastifyRequest, reply: FastifyReply, owner: string): void | KeyCharge | Promise<void | KeyCharge>;
 }
 
 declare module 'fastify' {
@@ -119,6 +133,11 @@ export const rateLimits = fp(
             return { authfail: shared, addr: shared, key: shared };
           })();
 
+    const keyBudget =
+      options.redis === null || options.keyCharge === undefined
+        ? null
+        : new RedisKeyBudget(options.redis, { windowMs: settings.windowMs, prefix: options.keyPrefix, ...options.keyCharge });
+
     // In this process each budget has counters of its own, so a key's window is named by its id alone (no string built per
     // request); in Redis the budgets share one key space.
     const keyCounterPrefix = options.redis === null ? '' : 'key:';
@@ -139,6 +158,16 @@ export const rateLimits = fp(
       );
     };
     const notCounted: CountedAuthAttempt = { attempt: null, over: null };
+
+    const charge = (request: FastifyRequest, reply: FastifyReply): void | Promise<void> => {
+      const byKey = request.keyId !== null;
+      const max = byKey ? settings.perKey : settings.perAddress;
+      if (max === 0) return;
+      const hit = byKey ? counters.key.hit(keyCounterPrefix + request.keyId) : counters.addr.hit(addressKeys(request).addr);
+      // Counted in this process, the count is judged at once: no closure, no promise on every answer.
+      if (!(hit instanceof Promise)) return judgeCharge(reply, max, hit, byKey, options.onRejected);
+      return settle(hit, (count) => judgeCharge(reply, max, count, byKey, options.onRejected));
+    };
 
     app.decorateRequest('keyId', null);
     app.decorate('rateBudgets', {
@@ -165,14 +194,21 @@ export const rateLimits = fp(
         // Redis unreachable: the attempt stays spent, which errs on the side of the budget; the request itself goes on.
         if (refunded instanceof Promise) refunded.catch(() => {});
       },
-      charge(request, reply) {
-        const byKey = request.keyId !== null;
-        const max = byKey ? settings.perKey : settings.perAddress;
-        if (max === 0) return;
-        const hit = byKey ? counters.key.hit(keyCounterPrefix + request.keyId) : counters.addr.hit(addressKeys(request).addr);
-        // Counted in this process, the count is judged at once: no closure, no promise on every answer.
-        if (!(hit instanceof Promise)) return judgeCharge(reply, max, hit, byKey, options.onRejected);
-        return settle(hit, (count) => judgeCharge(reply, max, count, byKey, options.onRejected));
+      charge,
+      chargeKey(request, reply, owner) {
+        if (keyBudget === null) return charge(request, reply);
+        const max = settings.perKey;
+        // No budget and no version asked: a round trip for the marker alone is not worth it (the caller stamps as without Redis).
+        if (max === 0 && !keyBudget.answersMoreThanCount) return;
+        return keyBudget.hit(owner, request.keyId!, max).then(
+          (charged) => {
+            if (max > 0) judgeCharge(reply, max, charged, true, options.onRejected);
+            return charged;
+          },
+          (error: unknown) => {
+            throw unavailable(error);
+          },
+        );
       },
     } satisfies RateBudgets);
   },

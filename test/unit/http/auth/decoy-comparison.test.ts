@@ -32,6 +32,7 @@ const openBudgets: RateBudgets = {
   countAuthAttempt: () => ({ attempt: null, over: null }),
   refuseAuthAttempt: () => assert.fail('no attempt is over the budget here'),
   charge: () => undefined,
+  chargeKey: () => undefined,
 };
 
 const silentLog = { info: () => undefined, warn: () => undefined };

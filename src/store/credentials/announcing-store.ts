@@ -1,0 +1,87 @@
+// A store whose changes to what a key check answers are announced (credential-versions.ts) once committed, before they return.
+//
+// Every face's writes pass through the store they are given (operations take it as their first argument), so wrapping it
+// where the ports and the CLI are built covers the public routes, the admin API, the CLI and any later caller at once.
+// Authentication is handed the engine itself: its reads never pay this wrapper's frame.
+import type { Config } from '../../config.ts';
+import type { KeyEnvironment } from '../../domain/api-keys.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { defineForwarders, type StoreMethod } from '../store-methods.ts';
+import type { Account, AccountUpdateOptions, ApiKeyRecord, AuditActor, NewApiKey, RolledKey, Store } from '../store.ts';
+import type { CredentialAnnouncer } from './credential-versions.ts';
+
+type Method = (...args: never[]) => unknown;
+
+// Every other Store method is an own property made in the constructor: declared here for the type checker.
+export interface AnnouncingStore extends Store {}
+
+export class AnnouncingStore {
+  readonly engine: string;
+  readonly environment: KeyEnvironment;
+  readonly #store: Store;
+  readonly #announcer: CredentialAnnouncer;
+
+  constructor(store: Store, announcer: CredentialAnnouncer) {
+    this.engine = store.engine;
+    this.environment = store.environment;
+    this.#store = store;
+    this.#announcer = announcer;
+    // Looked up at each call, not once: a ConnectingStore replaces its methods when the database first answers.
+    defineForwarders(this, store, (method: StoreMethod) => (...args: never[]) => (store[method] as Method)(...args));
+  }
+
+  async #announced<T>(change: Promise<T>, username: (result: T) => string): Promise<T> {
+    const result = await change;
+    try {
+      await this.#announcer.credentialsChanged(username(result));
+    } catch (error) {
+      // Not acknowledged as if every instance knew: the caller hears it, and doing it again (a no-op change) announces again.
+      throw new DomainError(
+        'unavailable',
+        'credentials_not_announced',
+        'The change was saved, but the other instances could not be told of it (Redis is unavailable): until they are, they may ' +
+          'answer with the old credentials for up to CREDENTIAL_CACHE_MAX_AGE_MS. Make the change again once Redis answers.',
+        { cause: error },
+      );
+    }
+    return result;
+  }
+
+  revokeKey(keyId: string, audit?: AuditActor): Promise<ApiKeyRecord> {
+    return this.#announced(this.#store.revokeKey(keyId, audit), (key) => key.username);
+  }
+
+  /** The old key's expiry changes (the end of its overlap): its cached copy must be read again. */
+  rollKey(keyId: string, successor: NewApiKey, oldExpiresAt: Date, audit?: AuditActor): Promise<RolledKey> {
+    return this.#announced(this.#store.rollKey(keyId, successor, oldExpiresAt, audit), (rolled) => rolled.old.username);
+  }
+
+  deleteAccount(username: string, audit?: AuditActor): Promise<void> {
+    return this.#announced(this.#store.deleteAccount(username, audit), () => username);
+  }
+
+  setPremium(username: string, premium: boolean, audit?: AuditActor): Promise<Account> {
+    return this.#announced(this.#store.setPremium(username, premium, audit), (account) => account.username);
+  }
+
+  updatePremium(accountId: number, premium: boolean, audit?: AuditActor): Promise<Account> {
+    return this.#announced(this.#store.updatePremium(accountId, premium, audit), (account) => account.username);
+  }
+
+  // A cached credential carries its account, which GET /user answers: its name and timezone are announced too.
+  updateName(accountId: number, name: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#announced(this.#store.updateName(accountId, name, audit, options), (account) => account.username);
+  }
+
+  updateTimezone(accountId: number, timezone: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
+    return this.#announced(this.#store.updateTimezone(accountId, timezone, audit, options), (account) => account.username);
+  }
+}
+
+/**
+ * The store the faces change credentials through: announcing on PostgreSQL (where instances with Redis cache credentials),
+ * `store` itself on SQLite, which never caches across processes by version (its own cache sees every commit).
+ */
+export function storeAnnouncingTo(store: Store, announcer: CredentialAnnouncer | null, config: Pick<Config, 'database'>): Store {
+  return announcer === null || config.database.engine !== 'postgres' ? store : new AnnouncingStore(store, announcer);
+}
