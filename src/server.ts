@@ -9,7 +9,7 @@ import { createMetrics, type Metrics } from './http/observability/metrics.ts';
 import { listenForMetrics, type MetricsListener } from './http/observability/metrics-listener.ts';
 import { seedDemoAccounts, type DemoAccount } from './sandbox/demo-accounts.ts';
 import { ConnectingStore, isStoreUnavailable } from './store/connecting-store.ts';
-import { PRUNE_INTERVAL_MS, pruneIdempotencyKeysEvery } from './store/idempotency-pruning.ts';
+import { PRUNE_INTERVAL_MS, pruneIdempotencyKeysEvery } from './store/idempotency/pruning.ts';
 import { describeDatabase, openStore } from './store/open-store.ts';
 import { openRedis } from './store/redis-client.ts';
 import type { Store } from './store/store.ts';

@@ -16,7 +16,7 @@ const FENCED_FILES = [
   'src/http/observability/lazy-child-logger.ts',
   'src/http/turn-batch.ts',
   'src/store/sqlite/wal-index-header.ts',
-  'src/store/credential-cache.ts',
+  'src/store/credentials/credential-cache.ts',
   'src/http/observability/key-redaction.ts',
   'src/http/observability/metrics.ts',
 ];

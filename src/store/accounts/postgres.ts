@@ -1,7 +1,7 @@
 // Accounts in PostgreSQL: made (with a first key), found, paged, changed and deleted, each change with its audit entry, webhook
 // event and idempotent answer in one transaction, or one statement where that saves round trips on the public POSTs.
 import { newEventId } from '../../domain/webhooks/events.ts';
-import { accountCreated, accountDeleted, keyCreated } from '../audit-changes.ts';
+import { accountCreated, accountDeleted, keyCreated } from '../audit/audit-changes.ts';
 import { AUDIT_ENTRY_OF_UPDATE, auditChange, insertAudited } from '../audit/postgres.ts';
 import type { AuditActor } from '../audit/audit-store.ts';
 import { completeKey, lockHeldKey } from '../idempotency/postgres.ts';

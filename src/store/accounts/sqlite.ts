@@ -1,9 +1,9 @@
 // Accounts' rows in SQLite: made (alone or with their first key), found, paged, changed and deleted, each with its audit entry
 // in the same transaction; POST /user and POST /settings go through the engine's group commit.
-import { accountCreated, accountDeleted, keyCreated } from '../audit-changes.ts';
+import { accountCreated, accountDeleted, keyCreated } from '../audit/audit-changes.ts';
 import type { AuditActor } from '../audit/audit-store.ts';
 import { auditChange } from '../audit/sqlite.ts';
-import type { CredentialCache } from '../credential-cache.ts';
+import type { CredentialCache } from '../credentials/credential-cache.ts';
 import { completeKey, holdsKey } from '../idempotency/sqlite.ts';
 import type { NewApiKey } from '../keys/key-store.ts';
 import { insertKey } from '../keys/sqlite.ts';

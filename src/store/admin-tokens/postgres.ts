@@ -1,6 +1,6 @@
 // Admin tokens in PostgreSQL: their rows as plain functions over a query handle (a pooled connection or the caller's
 // transaction), and the store's part (PostgresAdminTokens), which writes each change and its audit entry in one transaction.
-import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
+import { adminTokenCreated, adminTokenRevoked } from './admin-token-changes.ts';
 import { auditChange, insertAudited } from '../audit/postgres.ts';
 import type { AuditActor } from '../audit/audit-store.ts';
 import { brokenConstraint, UNIQUE_VIOLATION } from '../postgres/pg-errors.ts';

@@ -1,6 +1,6 @@
 // Admin tokens' rows in SQLite: plain functions over the engine's prepared statements, and the part that runs them in its
 // transactions with their audit entries.
-import { adminTokenCreated, adminTokenRevoked } from '../admin-token-changes.ts';
+import { adminTokenCreated, adminTokenRevoked } from './admin-token-changes.ts';
 import type { AuditActor } from '../audit/audit-store.ts';
 import { auditChange } from '../audit/sqlite.ts';
 import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';

@@ -5,7 +5,7 @@
 // running in the turn's check phase, before the next poll. Guarded by: test/unit/store/wal-index-header.test.ts and
 // test/unit/store/wal-index-header-locks.test.ts. Figures: docs/operations.md#the-credential-lookup-per-turn
 import type { StatementSync } from 'node:sqlite';
-import type { CredentialCache } from '../credential-cache.ts';
+import type { CredentialCache } from './credential-cache.ts';
 import type { KeyScope } from '../keys/key-store.ts';
 import type { SqliteEngine, Row } from '../sqlite/sqlite-engine.ts';
 import { WalIndexHeader } from '../sqlite/wal-index-header.ts';

@@ -1,6 +1,6 @@
 // The idempotency key tables in PostgreSQL: claiming, completing, releasing and pruning keys, one statement each but the claim;
 // as functions an account update calls in its own transaction, and as the store's part (PostgresIdempotency).
-import { KEYSPACE_TABLES, keyspaceOf } from '../idempotency-keyspaces.ts';
+import { KEYSPACE_TABLES, keyspaceOf } from './keyspaces.ts';
 import { PostgresPart } from '../postgres/postgres-engine.ts';
 import { brokenConstraint, FOREIGN_KEY_VIOLATION } from '../postgres/pg-errors.ts';
 import type { Query } from '../postgres/query.ts';

@@ -1,6 +1,6 @@
 // The idempotency key tables in SQLite: claiming, completing, releasing and pruning keys; holdsKey and completeKey also run
 // inside an account update's transaction (accounts/sqlite.ts).
-import { KEYSPACE_TABLES, keyspaceOf } from '../idempotency-keyspaces.ts';
+import { KEYSPACE_TABLES, keyspaceOf } from './keyspaces.ts';
 import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
 import { SQLITE_CONSTRAINT_FOREIGNKEY } from '../sqlite/sqlite-errors.ts';
 import { accountGone } from '../store-errors.ts';

@@ -1,6 +1,6 @@
 // API keys in PostgreSQL: issued, rolled, listed and revoked, each change with its audit entry in one transaction; and the
 // key insert an account's creation makes in its own transaction or statement (insertKey, KEY_OF_NEW_ACCOUNT).
-import { keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
+import { keyCreated, keyRolled, successorExpiry } from '../audit/audit-changes.ts';
 import { auditChange } from '../audit/postgres.ts';
 import type { AuditActor } from '../audit/audit-store.ts';
 import { brokenConstraint, UNIQUE_VIOLATION } from '../postgres/pg-errors.ts';

@@ -1,9 +1,9 @@
 // API keys' rows in SQLite: issued (at most MAX_ACTIVE_KEYS open an account), rolled once, listed and revoked, each with its
 // audit entry in the same transaction; a key changed here is dropped from the credential cache once committed.
-import { keyCreated, keyRolled, successorExpiry } from '../audit-changes.ts';
+import { keyCreated, keyRolled, successorExpiry } from '../audit/audit-changes.ts';
 import type { AuditActor } from '../audit/audit-store.ts';
 import { auditChange } from '../audit/sqlite.ts';
-import type { CredentialCache } from '../credential-cache.ts';
+import type { CredentialCache } from '../credentials/credential-cache.ts';
 import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
 import { SQLITE_CONSTRAINT_PRIMARYKEY } from '../sqlite/sqlite-errors.ts';
 import { accountNotFound, keyAlreadyRolled, keyExists, keyInactive, keyNotFound, tooManyKeys } from '../store-errors.ts';

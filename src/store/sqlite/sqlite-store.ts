@@ -4,7 +4,7 @@ import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { SqliteAccounts } from '../accounts/sqlite.ts';
 import { SqliteAdminTokens } from '../admin-tokens/sqlite.ts';
 import { SqliteAudit } from '../audit/sqlite.ts';
-import { CredentialCache } from '../credential-cache.ts';
+import { CredentialCache } from '../credentials/credential-cache.ts';
 import { SqliteCredentials } from '../credentials/sqlite.ts';
 import { SqliteIdempotency } from '../idempotency/sqlite.ts';
 import { SqliteKeys } from '../keys/sqlite.ts';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { CredentialCache } from '../../../src/store/credential-cache.ts';
+import { CredentialCache } from '../../../src/store/credentials/credential-cache.ts';
 import type { Account, Credential } from '../../../src/store/store.ts';
 
 function account(id: number, name = `user ${id}`): Account {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { setImmediate as settled } from 'node:timers/promises';
 
 import { DomainError } from '../../../src/domain/errors.ts';
-import { pruneIdempotencyKeysEvery } from '../../../src/store/idempotency-pruning.ts';
+import { pruneIdempotencyKeysEvery } from '../../../src/store/idempotency/pruning.ts';
 import type { Store } from '../../../src/store/store.ts';
 
 function pruningStore(outcome: () => Promise<number>) {

@@ -1,5 +1,5 @@
 // The audit entries both engines write beside an admin token's creation and revocation: never the token, only its id.
-import type { AdminTokenRecord, NewAuditEvent } from './store.ts';
+import type { AdminTokenRecord, NewAuditEvent } from '../store.ts';
 
 export function adminTokenCreated(token: AdminTokenRecord): NewAuditEvent {
   return {

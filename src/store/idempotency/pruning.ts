@@ -1,6 +1,6 @@
 // Deletes expired idempotency keys in the background, on every instance (a DELETE of what has expired is safe to run twice).
-import { isDomainError } from '../domain/errors.ts';
-import type { Store } from './store.ts';
+import { isDomainError } from '../../domain/errors.ts';
+import type { Store } from '../store.ts';
 
 /** Often enough that expired keys never pile up; each run is one indexed DELETE. */
 export const PRUNE_INTERVAL_MS = 10 * 60 * 1000;

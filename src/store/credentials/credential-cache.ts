@@ -6,7 +6,7 @@
 // WAL-index read) and calling keyChanged/accountChanged on its own writes. Guarded by:
 // test/unit/store/credential-cache.test.ts and test/unit/store/wal-index-header.test.ts.
 // Figures: docs/operations.md#the-credential-lookup-per-turn
-import type { Account, Credential, KeyScope } from './store.ts';
+import type { Account, Credential, KeyScope } from '../store.ts';
 
 interface CachedKey {
   readonly hash: Uint8Array;

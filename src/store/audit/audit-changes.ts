@@ -1,5 +1,5 @@
 // The audit entries both engines write beside their changes, and the rolls' one rule, built once so both engines agree.
-import type { Account, ApiKeyRecord, NewAuditEvent } from './store.ts';
+import type { Account, ApiKeyRecord, NewAuditEvent } from '../store.ts';
 
 export function accountCreated(account: Account): NewAuditEvent {
   return {

@@ -1,5 +1,5 @@
 // Where each owner's idempotency keys are kept: an account's in idempotency_keys, an admin token's in admin_idempotency_keys.
-import type { IdempotencyOwner } from './store.ts';
+import type { IdempotencyOwner } from '../store.ts';
 
 /** A table and its owner column, named only here (never from input), so the engines can put them into their SQL. */
 export interface Keyspace {
