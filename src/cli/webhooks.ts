@@ -11,7 +11,7 @@ import {
   listWebhookAttempts,
   MAX_ATTEMPTS_LISTED,
   redeliverWebhookEvent,
-} from '../webhooks/webhook-operations.ts';
+} from '../operations/webhooks.ts';
 import { attemptJson, endpointJson } from '../webhooks/representations.ts';
 import { MAX_WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
 
