@@ -226,9 +226,65 @@ export function adminFailures(options: AdminFailureOptions) {
 export const BODY_MEDIA_TYPES = ['application/x-www-form-urlencoded', 'application/json'];
 export const ADMIN_SECURITY = [{ adminToken: [] }];
 
+/** What sets one admin route's schema apart; adminRoute adds what they all share. */
+export interface AdminRouteSchema {
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly params?: object;
+  readonly querystring?: object;
+  readonly body?: object;
+  /** The success answer: its status, envelope and description. */
+  readonly answer: readonly [status: 200 | 201, envelope: string, description: string];
+  /** Can meet a conflict: 409. */
+  readonly conflict?: boolean;
+}
+
+/**
+ * The options every admin route opens with: it takes an admin token, and its schema carries its tag (one per resource), the
+ * admin security, and its failures: a route that names something in its path answers 404 when there is no such thing; one that
+ * reads a body reads a form or JSON, and answers 413 and 415.
+ */
+export function adminRoute(tag: string, route: AdminRouteSchema) {
+  const { answer, conflict, ...schema } = route;
+  const [status, envelope, description] = answer;
+  const body = schema.body !== undefined;
+  return {
+    config: { adminAccess: 'token' as const },
+    schema: {
+      ...schema,
+      tags: [tag],
+      security: ADMIN_SECURITY,
+      ...(body ? { consumes: BODY_MEDIA_TYPES } : {}),
+      response: { [status]: answerOf(envelope, description), ...adminFailures({ body, notFound: schema.params !== undefined, conflict }) },
+    },
+  };
+}
+
 /** An optional string parameter of a body or query, documented with an example. */
 export function stringParameter(description: string, example: string) {
   return { type: 'string', description, examples: [example] } as const;
+}
+
+/** The schema of a path with one parameter, such as /accounts/:username. */
+export function pathParameter(name: string, description: string, example: string) {
+  return { type: 'object', required: [name], properties: { [name]: stringParameter(description, example) } } as const;
+}
+
+export const USERNAME_PATH = pathParameter('username', 'The account’s username (case-insensitive)', 'alice');
+
+/** The schema of a body or query: these properties and no other, the ones named in `required` required. */
+export function fieldsOf<P extends object>(properties: P, required: readonly string[] = []) {
+  return { type: 'object', ...(required.length > 0 ? { required } : {}), additionalProperties: false, properties } as const;
+}
+
+/** The query of a list read a page at a time: its filters, then ?limit= and ?cursor= (meta.next_cursor). */
+export function pageQuery(items: string, cursorExample: string, filters: object = {}) {
+  return fieldsOf({
+    ...filters,
+    limit: stringParameter(`${items} per page, 1 to 100 (default 50)`, '50'),
+    cursor: stringParameter('meta.next_cursor of the previous page', cursorExample),
+  });
 }
 
 /** Premium as JSON sends it (true, false) or as a form does ("true", "false"). */
