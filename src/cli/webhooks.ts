@@ -4,14 +4,7 @@ import { UsageError, printJson, printLine, printNote, printTable, type CliContex
 import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
 import type { Store } from '../store/store.ts';
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
-import {
-  addWebhookEndpoint,
-  disableWebhookEndpoint,
-  enableWebhookEndpoint,
-  listWebhookAttempts,
-  MAX_ATTEMPTS_LISTED,
-  redeliverWebhookEvent,
-} from '../operations/webhooks.ts';
+import { addWebhookEndpoint, listWebhookAttempts, MAX_ATTEMPTS_LISTED, redeliverWebhookEvent, switchWebhookEndpoint } from '../operations/webhooks.ts';
 import { attemptJson, endpointJson } from '../webhooks/representations.ts';
 import { MAX_WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
 
@@ -138,7 +131,7 @@ export async function webhooksCommand(command: string | undefined, context: CliC
     }
     case 'disable':
     case 'enable': {
-      const endpoint = command === 'disable' ? await disableWebhookEndpoint(store, id, by) : await enableWebhookEndpoint(store, id);
+      const endpoint = await switchWebhookEndpoint(store, id, command, by);
       if (context.flags.json) return printJson(context, endpointJson(endpoint));
       return printLine(context, `Webhook endpoint ${endpoint.endpointId} is ${endpoint.disabledAt === null ? 'enabled' : 'disabled'}.`);
     }

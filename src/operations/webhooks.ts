@@ -87,13 +87,12 @@ export async function addWebhookEndpoint(
   return { endpoint, secret };
 }
 
-export function disableWebhookEndpoint(store: Store, endpointId: string, by: string): Promise<WebhookEndpoint> {
-  return store.setWebhookEndpointEnabled(endpointId, false, `disabled by ${by}`);
-}
-
-/** Its pending deliveries resume at once, and the run of failures starts again from zero. */
-export function enableWebhookEndpoint(store: Store, endpointId: string): Promise<WebhookEndpoint> {
-  return store.setWebhookEndpointEnabled(endpointId, true);
+/**
+ * Stops or resumes sending to an endpoint; `by` (who asks) is named in a disabled endpoint's reason. Enabled, its pending
+ * deliveries resume at once, and the run of failures starts again from zero.
+ */
+export function switchWebhookEndpoint(store: Store, endpointId: string, to: 'disable' | 'enable', by: string): Promise<WebhookEndpoint> {
+  return to === 'disable' ? store.setWebhookEndpointEnabled(endpointId, false, `disabled by ${by}`) : store.setWebhookEndpointEnabled(endpointId, true);
 }
 
 export function listWebhookAttempts(store: Store, endpointId: string, limit = 50): Promise<DeliveryAttempt[]> {

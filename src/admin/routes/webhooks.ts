@@ -4,14 +4,7 @@ import { HttpError } from '../../http/failures/http-error.ts';
 import { RepeatedValues } from '../../http/wire/form-encoding.ts';
 import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
-import {
-  addWebhookEndpoint,
-  disableWebhookEndpoint,
-  enableWebhookEndpoint,
-  listWebhookAttempts,
-  MAX_ATTEMPTS_LISTED,
-  redeliverWebhookEvent,
-} from '../../operations/webhooks.ts';
+import { addWebhookEndpoint, listWebhookAttempts, MAX_ATTEMPTS_LISTED, redeliverWebhookEvent, switchWebhookEndpoint } from '../../operations/webhooks.ts';
 import { attemptJson, endpointJson } from '../../webhooks/representations.ts';
 import { MAX_WEBHOOK_ENDPOINTS } from '../../store/webhooks/webhook-store.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -130,8 +123,7 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
         answer: [200, 'AdminWebhookEndpointEnvelope', 'The endpoint'],
       }),
       handler: async (request) => {
-        const id = request.params.endpoint_id;
-        return success(endpointJson(action === 'disable' ? await disableWebhookEndpoint(store, id, actorOf(request).actor) : await enableWebhookEndpoint(store, id)));
+        return success(endpointJson(await switchWebhookEndpoint(store, request.params.endpoint_id, action, actorOf(request).actor)));
       },
     });
   }
