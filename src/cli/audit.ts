@@ -1,10 +1,10 @@
 // `account-api audit`: reads the audit trail of changes to accounts and keys, oldest first.
 import { readAudit } from '../operations/audit.ts';
-import type { AuditEvent, Store } from '../store/store.ts';
-import { printJson, printLine, printTable, type CliContext } from './cli-context.ts';
-import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
+import type { AuditEvent } from '../store/store.ts';
+import { printJson, printLine, printTable } from './cli-context.ts';
+import { DATABASE_FLAGS, type DatabaseCommandGroup } from './command-spec.ts';
 
-export const AUDIT: CommandGroup = {
+export const AUDIT: DatabaseCommandGroup = {
   name: 'audit',
   summary: 'The audit trail: every change to an account or a key, who made it, from where, and what it changed.',
   commands: [
@@ -20,6 +20,16 @@ export const AUDIT: CommandGroup = {
         ...DATABASE_FLAGS,
       },
       examples: ['npx account-api audit --user alice --since 2026-11-01', 'npx account-api audit --json'],
+      run: async (context, { store }) => {
+        const events = await readAudit(store, { username: context.flags.user, since: context.flags.since });
+        if (context.flags.json) return printJson(context, events.map(eventJson));
+        if (events.length === 0) return printLine(context, 'No audit entries match.');
+        printTable(
+          context,
+          ['WHEN', 'ACTOR', 'ACTION', 'USERNAME', 'CHANGES', 'REQUEST_ID', 'ADDRESS'],
+          events.map((e) => [e.occurredAt, e.actor, e.action, e.username ?? '-', describeChanges(e), e.requestId ?? '-', e.address ?? '-']),
+        );
+      },
     },
   ],
 };
@@ -41,15 +51,4 @@ function eventJson(event: AuditEvent) {
 function describeChanges(event: AuditEvent): string {
   const parts = Object.entries(event.changes).map(([field, change]) => `${field}: ${JSON.stringify(change.old)} -> ${JSON.stringify(change.new)}`);
   return parts.length === 0 ? '-' : parts.join('; ');
-}
-
-export async function auditCommand(context: CliContext, store: Store): Promise<void> {
-  const events = await readAudit(store, { username: context.flags.user, since: context.flags.since });
-  if (context.flags.json) return printJson(context, events.map(eventJson));
-  if (events.length === 0) return printLine(context, 'No audit entries match.');
-  printTable(
-    context,
-    ['WHEN', 'ACTOR', 'ACTION', 'USERNAME', 'CHANGES', 'REQUEST_ID', 'ADDRESS'],
-    events.map((e) => [e.occurredAt, e.actor, e.action, e.username ?? '-', describeChanges(e), e.requestId ?? '-', e.address ?? '-']),
-  );
 }

@@ -1,11 +1,11 @@
 // `account-api keys ...`: issue a key (shown once), roll it into a successor, list an account's keys, revoke one by its id.
 import { createKey, DEFAULT_OVERLAP, listKeys, MAX_ACTIVE_KEYS, revokeKey, rollKey } from '../operations/keys.ts';
-import type { ApiKeyRecord, AuditActor, Store } from '../store/store.ts';
+import type { ApiKeyRecord } from '../store/store.ts';
 import { keyJson as keyRecordJson } from '../operations/representations.ts';
-import { printJson, printLine, printNote, printTable, UsageError, type CliContext } from './cli-context.ts';
-import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
+import { printJson, printLine, printNote, printTable, UsageError } from './cli-context.ts';
+import { DATABASE_FLAGS, type DatabaseCommandGroup } from './command-spec.ts';
 
-export const KEYS: CommandGroup = {
+export const KEYS: DatabaseCommandGroup = {
   name: 'keys',
   summary: "API keys: issued for an account, shown once (only a hash is stored), rolled, listed and revoked by their id.",
   commands: [
@@ -23,6 +23,23 @@ export const KEYS: CommandGroup = {
         ...DATABASE_FLAGS,
       },
       examples: ['KEY=$(npx account-api keys create alice --label ci-runner)', 'npx account-api keys create alice --scope read --expires-in 90d'],
+      run: async (context, { store, actor }) => {
+        const environment = context.flags.sandbox ? 'sandbox' : 'live';
+        const [username] = context.args as [string];
+        const { key, token } = await createKey(store, actor, {
+          username,
+          environment,
+          label: context.flags.label ?? null,
+          scope: context.flags.scope,
+          expiresIn: context.flags['expires-in'],
+          expiresAt: context.flags['expires-at'],
+        });
+        if (context.flags.json) return printJson(context, { ...keyJson(key), key: token });
+        // The key alone on stdout, so `KEY=$(account-api keys create alice)` works; the advice goes to stderr.
+        printLine(context, token);
+        const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`;
+        printNote(context, `Key ${key.keyId} for ${key.username} (scope ${key.scope}${expiry}): store it now, it cannot be shown again.`);
+      },
     },
     {
       words: ['keys', 'roll'],
@@ -35,6 +52,19 @@ export const KEYS: CommandGroup = {
         ...DATABASE_FLAGS,
       },
       examples: ['NEW_KEY=$(npx account-api keys roll 3kTqv9ZbW2aX --overlap 1h)'],
+      run: async (context, { store, actor }) => {
+        const environment = context.flags.sandbox ? 'sandbox' : 'live';
+        const [keyId] = context.args as [string];
+        checkKeyIdArgument(keyId);
+        const rolled = await rollKey(store, actor, { keyId, environment, overlap: context.flags.overlap });
+        if (context.flags.json) return printJson(context, { ...keyJson(rolled.successor), key: rolled.token, rolled_from: keyJson(rolled.old) });
+        printLine(context, rolled.token);
+        printNote(
+          context,
+          `Key ${rolled.successor.keyId} for ${rolled.successor.username} replaces ${rolled.old.keyId}, which expires ${rolled.old.expiresAt}: ` +
+            'store the new key now, it cannot be shown again.',
+        );
+      },
     },
     {
       words: ['keys', 'list'],
@@ -42,6 +72,28 @@ export const KEYS: CommandGroup = {
       summary: "Lists the account's keys: id, prefix, label, scope, state, created, expires, last used, revoked, and the key each was rolled into; never the secret.",
       flags: DATABASE_FLAGS,
       examples: ['npx account-api keys list alice'],
+      run: async (context, { store }) => {
+        const [username] = context.args as [string];
+        const keys = await listKeys(store, { username });
+        if (context.flags.json) return printJson(context, keys.map((key) => keyJson(key)));
+        if (keys.length === 0) return printLine(context, `${username} has no API keys.`);
+        printTable(
+          context,
+          ['KEY_ID', 'PREFIX', 'LABEL', 'SCOPE', 'STATE', 'CREATED', 'EXPIRES', 'LAST_USED', 'REVOKED', 'ROLLED_INTO'],
+          keys.map((k) => [
+            k.keyId,
+            k.displayPrefix,
+            k.label ?? '-',
+            k.scope,
+            stateOf(k),
+            k.createdAt,
+            k.expiresAt ?? 'never',
+            k.lastUsedAt ?? 'never',
+            k.revokedAt ?? '-',
+            k.rolledInto ?? '-',
+          ]),
+        );
+      },
     },
     {
       words: ['keys', 'revoke'],
@@ -49,6 +101,13 @@ export const KEYS: CommandGroup = {
       summary: "Revokes a key by its id (the 12 characters after the prefix, as 'keys list' shows); servers refuse it from the next request.",
       flags: DATABASE_FLAGS,
       examples: ['npx account-api keys revoke 3kTqv9ZbW2aX'],
+      run: async (context, { store, actor }) => {
+        const [keyId] = context.args as [string];
+        checkKeyIdArgument(keyId);
+        const key = await revokeKey(store, actor, { keyId });
+        if (context.flags.json) return printJson(context, keyJson(key));
+        return printLine(context, `Revoked key ${key.keyId} of ${key.username}; servers refuse it from now on.`);
+      },
     },
   ],
 };
@@ -69,73 +128,5 @@ function keyJson(key: ApiKeyRecord) {
 function checkKeyIdArgument(keyId: string): void {
   if (!/^[0-9A-Za-z]{12}$/.test(keyId)) {
     throw new UsageError(`'${keyId}' is not a key id: a key id is the 12 characters after the prefix, as 'keys list' shows`);
-  }
-}
-
-export async function keysCommand(command: string | undefined, context: CliContext, store: Store, actor: AuditActor): Promise<void> {
-  const environment = context.flags.sandbox ? 'sandbox' : 'live';
-  switch (command) {
-    case 'create': {
-      const [username] = context.args as [string];
-      const { key, token } = await createKey(store, actor, {
-        username,
-        environment,
-        label: context.flags.label ?? null,
-        scope: context.flags.scope,
-        expiresIn: context.flags['expires-in'],
-        expiresAt: context.flags['expires-at'],
-      });
-      if (context.flags.json) return printJson(context, { ...keyJson(key), key: token });
-      // The key alone on stdout, so `KEY=$(account-api keys create alice)` works; the advice goes to stderr.
-      printLine(context, token);
-      const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`;
-      printNote(context, `Key ${key.keyId} for ${key.username} (scope ${key.scope}${expiry}): store it now, it cannot be shown again.`);
-      return;
-    }
-    case 'roll': {
-      const [keyId] = context.args as [string];
-      checkKeyIdArgument(keyId);
-      const rolled = await rollKey(store, actor, { keyId, environment, overlap: context.flags.overlap });
-      if (context.flags.json) return printJson(context, { ...keyJson(rolled.successor), key: rolled.token, rolled_from: keyJson(rolled.old) });
-      printLine(context, rolled.token);
-      printNote(
-        context,
-        `Key ${rolled.successor.keyId} for ${rolled.successor.username} replaces ${rolled.old.keyId}, which expires ${rolled.old.expiresAt}: ` +
-          'store the new key now, it cannot be shown again.',
-      );
-      return;
-    }
-    case 'list': {
-      const [username] = context.args as [string];
-      const keys = await listKeys(store, { username });
-      if (context.flags.json) return printJson(context, keys.map((key) => keyJson(key)));
-      if (keys.length === 0) return printLine(context, `${username} has no API keys.`);
-      printTable(
-        context,
-        ['KEY_ID', 'PREFIX', 'LABEL', 'SCOPE', 'STATE', 'CREATED', 'EXPIRES', 'LAST_USED', 'REVOKED', 'ROLLED_INTO'],
-        keys.map((k) => [
-          k.keyId,
-          k.displayPrefix,
-          k.label ?? '-',
-          k.scope,
-          stateOf(k),
-          k.createdAt,
-          k.expiresAt ?? 'never',
-          k.lastUsedAt ?? 'never',
-          k.revokedAt ?? '-',
-          k.rolledInto ?? '-',
-        ]),
-      );
-      return;
-    }
-    case 'revoke': {
-      const [keyId] = context.args as [string];
-      checkKeyIdArgument(keyId);
-      const key = await revokeKey(store, actor, { keyId });
-      if (context.flags.json) return printJson(context, keyJson(key));
-      return printLine(context, `Revoked key ${key.keyId} of ${key.username}; servers refuse it from now on.`);
-    }
-    default:
-      throw new Error(`keys has no command '${command}'`);
   }
 }
