@@ -2,21 +2,19 @@
 import { createAdminToken, revokeAdminToken } from '../admin/admin-token-operations.ts';
 import type { AdminTokenRecord } from '../store/store.ts';
 import { printJson, printLine, printNote, printTable } from './cli-context.ts';
-import { DATABASE_FLAGS, type DatabaseCommandGroup } from './command-spec.ts';
+import { databaseGroup } from './command-spec.ts';
 
-export const ADMIN_TOKENS: DatabaseCommandGroup = {
+export const ADMIN_TOKENS = databaseGroup({
   name: 'admin-tokens',
   summary: 'Tokens for the admin API (ADMIN_PORT): shown once (only a hash is stored), listed with their last use, revoked by their id.',
   commands: [
     {
       words: ['admin-tokens', 'create'],
-      args: [],
       summary:
         'Makes an admin token (aapi_admin_..., with --sandbox aapi_admin_sandbox_...) and prints it alone on stdout, this once. ' +
         'Callers of the admin API send it as Authorization: Bearer TOKEN.',
       flags: {
         label: { type: 'string', value: 'LABEL', help: 'who holds the token, such as billing (1 to 100 characters)', required: true },
-        ...DATABASE_FLAGS,
       },
       examples: ['ADMIN_TOKEN=$(npx account-api admin-tokens create --label billing)'],
       run: async (context, { store, actor }) => {
@@ -31,9 +29,7 @@ export const ADMIN_TOKENS: DatabaseCommandGroup = {
     },
     {
       words: ['admin-tokens', 'list'],
-      args: [],
       summary: 'Lists the admin tokens: id, prefix, label, made by, created, last used, revoked; never the secret.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api admin-tokens list'],
       run: async (context, { store }) => {
         const tokens = await store.listAdminTokens();
@@ -50,7 +46,6 @@ export const ADMIN_TOKENS: DatabaseCommandGroup = {
       words: ['admin-tokens', 'revoke'],
       args: ['token-id'],
       summary: "Revokes an admin token by its id (the 12 characters after aapi_admin_ or aapi_admin_sandbox_, as 'admin-tokens list' shows); refused from the next request.",
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api admin-tokens revoke 3kTqv9ZbW2aX'],
       run: async (context, { store, actor }) => {
         const [tokenId] = context.args as [string];
@@ -60,7 +55,7 @@ export const ADMIN_TOKENS: DatabaseCommandGroup = {
       },
     },
   ],
-};
+});
 
 function tokenJson(token: AdminTokenRecord) {
   return {

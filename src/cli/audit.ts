@@ -2,22 +2,20 @@
 import { readAudit } from '../operations/audit.ts';
 import type { AuditEvent } from '../store/store.ts';
 import { printJson, printLine, printTable } from './cli-context.ts';
-import { DATABASE_FLAGS, type DatabaseCommandGroup } from './command-spec.ts';
+import { databaseGroup } from './command-spec.ts';
 
-export const AUDIT: DatabaseCommandGroup = {
+export const AUDIT = databaseGroup({
   name: 'audit',
   summary: 'The audit trail: every change to an account or a key, who made it, from where, and what it changed.',
   commands: [
     {
       words: ['audit'],
-      args: [],
       summary:
         'Lists audit entries, oldest first (the newest 1000 that match): when, who (key:ID, admin:ID, cli:USER), the action, the account, ' +
         'the fields changed (old -> new), the request id and the address. Entries older than AUDIT_RETENTION_DAYS are pruned by serve.',
       flags: {
         user: { type: 'string', value: 'NAME', help: "only this account's entries (ignoring case), also once it is deleted" },
         since: { type: 'string', value: 'ISO', help: 'only entries at or after this date or time, such as 2026-11-01 or 2026-11-01T08:00:00Z' },
-        ...DATABASE_FLAGS,
       },
       examples: ['npx account-api audit --user alice --since 2026-11-01', 'npx account-api audit --json'],
       run: async (context, { store }) => {
@@ -32,7 +30,7 @@ export const AUDIT: DatabaseCommandGroup = {
       },
     },
   ],
-};
+});
 
 function eventJson(event: AuditEvent) {
   return {

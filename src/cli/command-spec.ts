@@ -54,6 +54,15 @@ export interface DatabaseCommandGroup extends CommandGroup {
   readonly commands: readonly DatabaseCommand[];
 }
 
+/** A database command as declared: no positional argument unless it says, and only its own flags. */
+export type DatabaseCommandEntry = Omit<DatabaseCommand, 'args' | 'flags'> & Partial<Pick<DatabaseCommand, 'args' | 'flags'>>;
+
+/** A group of database commands, each given the flags every command that opens the database takes (DATABASE_FLAGS, after its own). */
+export function databaseGroup(group: Omit<DatabaseCommandGroup, 'commands'> & { readonly commands: readonly DatabaseCommandEntry[] }): DatabaseCommandGroup {
+  const commands = group.commands.map((command) => ({ ...command, args: command.args ?? [], flags: { ...command.flags, ...DATABASE_FLAGS } }));
+  return { ...group, commands };
+}
+
 export const JSON_FLAG: FlagSpec = {
   type: 'boolean',
   help: 'machine-readable output; a failure is {"error": {"code", "message"}} on stderr',

@@ -3,9 +3,9 @@ import { createKey, DEFAULT_OVERLAP, listKeys, MAX_ACTIVE_KEYS, revokeKey, rollK
 import type { ApiKeyRecord } from '../store/store.ts';
 import { keyJson as keyRecordJson } from '../operations/representations.ts';
 import { printJson, printLine, printNote, printTable, UsageError } from './cli-context.ts';
-import { DATABASE_FLAGS, type DatabaseCommandGroup } from './command-spec.ts';
+import { databaseGroup } from './command-spec.ts';
 
-export const KEYS: DatabaseCommandGroup = {
+export const KEYS = databaseGroup({
   name: 'keys',
   summary: "API keys: issued for an account, shown once (only a hash is stored), rolled, listed and revoked by their id.",
   commands: [
@@ -20,7 +20,6 @@ export const KEYS: DatabaseCommandGroup = {
         scope: { type: 'string', value: 'read|write', help: 'what the key may do: write, every endpoint (default); read, GET only' },
         'expires-in': { type: 'string', value: 'DURATION', help: 'expires after 90d, 12h or 30m (days, hours, minutes; at most 10 years)' },
         'expires-at': { type: 'string', value: 'ISO-8601', help: 'expires at this instant, such as 2027-03-01T00:00:00Z (within 10 years)' },
-        ...DATABASE_FLAGS,
       },
       examples: ['KEY=$(npx account-api keys create alice --label ci-runner)', 'npx account-api keys create alice --scope read --expires-in 90d'],
       run: async (context, { store, actor }) => {
@@ -49,7 +48,6 @@ export const KEYS: DatabaseCommandGroup = {
         'to expire when the overlap ends. A key is rolled once; a revoked or expired key cannot be rolled.',
       flags: {
         overlap: { type: 'string', value: 'DURATION', help: `how long the old key keeps working: 24h, 30m, 7d... or 0, not at all (default ${DEFAULT_OVERLAP})` },
-        ...DATABASE_FLAGS,
       },
       examples: ['NEW_KEY=$(npx account-api keys roll 3kTqv9ZbW2aX --overlap 1h)'],
       run: async (context, { store, actor }) => {
@@ -70,7 +68,6 @@ export const KEYS: DatabaseCommandGroup = {
       words: ['keys', 'list'],
       args: ['username'],
       summary: "Lists the account's keys: id, prefix, label, scope, state, created, expires, last used, revoked, and the key each was rolled into; never the secret.",
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api keys list alice'],
       run: async (context, { store }) => {
         const [username] = context.args as [string];
@@ -99,7 +96,6 @@ export const KEYS: DatabaseCommandGroup = {
       words: ['keys', 'revoke'],
       args: ['key-id'],
       summary: "Revokes a key by its id (the 12 characters after the prefix, as 'keys list' shows); servers refuse it from the next request.",
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api keys revoke 3kTqv9ZbW2aX'],
       run: async (context, { store, actor }) => {
         const [keyId] = context.args as [string];
@@ -110,7 +106,7 @@ export const KEYS: DatabaseCommandGroup = {
       },
     },
   ],
-};
+});
 
 /** active, expired or revoked, as of now. */
 function stateOf(key: ApiKeyRecord, now = Date.now()): string {

@@ -5,9 +5,9 @@ import { listKeys } from '../operations/keys.ts';
 import type { Account } from '../store/store.ts';
 import { accountJson } from '../operations/representations.ts';
 import { printJson, printLine, printTable, UsageError } from './cli-context.ts';
-import { DATABASE_FLAGS, type DatabaseCommandGroup } from './command-spec.ts';
+import { databaseGroup } from './command-spec.ts';
 
-export const USERS: DatabaseCommandGroup = {
+export const USERS = databaseGroup({
   name: 'users',
   summary: 'Accounts in the database the server uses, also while it runs: a change takes effect at once.',
   commands: [
@@ -19,7 +19,6 @@ export const USERS: DatabaseCommandGroup = {
         name: { type: 'string', value: 'NAME', help: 'its display name (default: the username)' },
         timezone: { type: 'string', value: 'TZ', help: 'an IANA timezone such as Europe/Paris (default: UTC)' },
         premium: { type: 'boolean', help: 'with Premium, which the settings and user endpoints need' },
-        ...DATABASE_FLAGS,
       },
       examples: ['npx account-api users create alice --name "Alice" --premium'],
       run: async (context, { store, actor }) => {
@@ -37,9 +36,7 @@ export const USERS: DatabaseCommandGroup = {
     },
     {
       words: ['users', 'list'],
-      args: [],
       summary: 'Lists every account: id, username, Premium, timezone and name.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api users list --json'],
       run: async (context, { store }) => {
         const accounts = await listAccounts(store);
@@ -56,7 +53,6 @@ export const USERS: DatabaseCommandGroup = {
       words: ['users', 'show'],
       args: ['username'],
       summary: 'Shows one account and how many API keys it has that are neither revoked nor expired.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api users show alice'],
       run: async (context, { store }) => {
         const [username] = context.args as [string];
@@ -81,7 +77,6 @@ export const USERS: DatabaseCommandGroup = {
       words: ['users', 'premium'],
       args: ['username', 'on|off'],
       summary: "Grants or removes an account's Premium; servers apply it from the next request.",
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api users premium alice off'],
       run: async (context, { store, actor }) => {
         const [username, state] = context.args as [string, string];
@@ -95,7 +90,6 @@ export const USERS: DatabaseCommandGroup = {
       words: ['users', 'delete'],
       args: ['username'],
       summary: 'Deletes an account and all of its API keys.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api users delete alice'],
       run: async (context, { store, actor }) => {
         const [username] = context.args as [string];
@@ -105,7 +99,7 @@ export const USERS: DatabaseCommandGroup = {
       },
     },
   ],
-};
+});
 
 
 function describe(account: Account): string {

@@ -1,13 +1,13 @@
 // `account-api webhooks ...`: endpoints that receive an event for every change to an account or a key (src/webhooks/).
 import { UsageError, printJson, printLine, printNote, printTable } from './cli-context.ts';
-import { DATABASE_FLAGS, type DatabaseCommand, type DatabaseCommandGroup } from './command-spec.ts';
+import { databaseGroup, type DatabaseCommand } from './command-spec.ts';
 import type { Store } from '../store/store.ts';
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
 import { addWebhookEndpoint, listWebhookAttempts, MAX_ATTEMPTS_LISTED, redeliverWebhookEvent, switchWebhookEndpoint } from '../operations/webhooks.ts';
 import { attemptJson, endpointJson } from '../webhooks/representations.ts';
 import { MAX_WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
 
-export const WEBHOOKS: DatabaseCommandGroup = {
+export const WEBHOOKS = databaseGroup({
   name: 'webhooks',
   summary:
     'Webhook endpoints: every change the audit trail records is sent to each endpoint subscribed to its type, signed as Standard ' +
@@ -22,7 +22,6 @@ export const WEBHOOKS: DatabaseCommandGroup = {
       flags: {
         events: { type: 'string', value: 'TYPES', help: 'comma-separated event types to send (default: every type)' },
         description: { type: 'string', value: 'TEXT', help: 'what the endpoint is for (at most 200 characters, no control characters)' },
-        ...DATABASE_FLAGS,
       },
       examples: ['WEBHOOK_SECRET=$(npx account-api webhooks add https://hooks.example.com/account-api --events account.updated,key.revoked)'],
       run: async (context, { store, config }) => {
@@ -40,9 +39,7 @@ export const WEBHOOKS: DatabaseCommandGroup = {
     },
     {
       words: ['webhooks', 'list'],
-      args: [],
       summary: 'Lists the endpoints: id, URL, event types, state (and why one is disabled), failing since; never a secret.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api webhooks list'],
       run: async (context, { store }) => {
         const endpoints = await everyEndpoint(store);
@@ -66,7 +63,6 @@ export const WEBHOOKS: DatabaseCommandGroup = {
       words: ['webhooks', 'remove'],
       args: ['endpoint-id'],
       summary: 'Removes an endpoint with its pending deliveries and their history.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api webhooks remove we_3kTqv9ZbW2aXcD4e5f6g'],
       run: async (context, { store }) => {
         const [id] = context.args as [string];
@@ -79,7 +75,6 @@ export const WEBHOOKS: DatabaseCommandGroup = {
       words: ['webhooks', 'disable'],
       args: ['endpoint-id'],
       summary: 'Stops sending to an endpoint; no delivery is queued for it while disabled, and pending ones wait.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api webhooks disable we_3kTqv9ZbW2aXcD4e5f6g'],
       run: switching('disable'),
     },
@@ -87,7 +82,6 @@ export const WEBHOOKS: DatabaseCommandGroup = {
       words: ['webhooks', 'enable'],
       args: ['endpoint-id'],
       summary: 'Sends to an endpoint again (one disabled by hand, or for failing): its pending deliveries resume.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api webhooks enable we_3kTqv9ZbW2aXcD4e5f6g'],
       run: switching('enable'),
     },
@@ -95,7 +89,7 @@ export const WEBHOOKS: DatabaseCommandGroup = {
       words: ['webhooks', 'deliveries'],
       args: ['endpoint-id'],
       summary: 'The newest attempts to an endpoint, newest first: when, the event, the status (or the error), the latency, the first bytes of the answer.',
-      flags: { limit: { type: 'string', value: 'N', help: `at most N attempts, 1 to ${MAX_ATTEMPTS_LISTED} (default 50)` }, ...DATABASE_FLAGS },
+      flags: { limit: { type: 'string', value: 'N', help: `at most N attempts, 1 to ${MAX_ATTEMPTS_LISTED} (default 50)` } },
       examples: ['npx account-api webhooks deliveries we_3kTqv9ZbW2aXcD4e5f6g --limit 10'],
       run: async (context, { store }) => {
         const [id] = context.args as [string];
@@ -114,7 +108,7 @@ export const WEBHOOKS: DatabaseCommandGroup = {
       args: ['event-id'],
       summary:
         'Sends an event again, with the same id, to the endpoints it went to (or the one named): queued now, sent by serve within a second.',
-      flags: { endpoint: { type: 'string', value: 'ENDPOINT_ID', help: 'only to this endpoint' }, ...DATABASE_FLAGS },
+      flags: { endpoint: { type: 'string', value: 'ENDPOINT_ID', help: 'only to this endpoint' } },
       examples: ['npx account-api webhooks redeliver evt_Vn2y9w0bH6mQ1xG3kL8sZA'],
       run: async (context, { store }) => {
         const [id] = context.args as [string];
@@ -125,7 +119,7 @@ export const WEBHOOKS: DatabaseCommandGroup = {
       },
     },
   ],
-};
+});
 
 function parseLimit(text: string | undefined): number {
   if (text === undefined) return 50;
