@@ -47,8 +47,7 @@ export const ADMIN_TOKENS = databaseGroup({
       args: ['token-id'],
       summary: "Revokes an admin token by its id (the 12 characters after aapi_admin_ or aapi_admin_sandbox_, as 'admin-tokens list' shows); refused from the next request.",
       examples: ['npx account-api admin-tokens revoke 3kTqv9ZbW2aX'],
-      run: async (context, { store, actor }) => {
-        const [tokenId] = context.args as [string];
+      run: async (context, { store, actor }, [tokenId]) => {
         const token = await revokeAdminToken(store, actor, tokenId);
         if (context.flags.json) return printJson(context, tokenJson(token));
         return printLine(context, `Revoked admin token ${token.tokenId} (${token.label}); the admin API refuses it from now on.`);

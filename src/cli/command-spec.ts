@@ -47,8 +47,11 @@ export interface DatabaseCommandInput {
 
 /** A command that opens the database, declared and implemented in one place: run-cli opens and migrates the store, then runs it. */
 export interface DatabaseCommand extends CommandSpec {
-  run(context: CliContext, input: DatabaseCommandInput): Promise<void>;
+  /** `args` are the positional arguments, as many as the command's `args` names (the parser has counted them). */
+  run(context: CliContext, input: DatabaseCommandInput, args: PositionalArgs): Promise<void>;
 }
+
+export type PositionalArgs = readonly [string, ...string[]];
 
 export interface DatabaseCommandGroup extends CommandGroup {
   readonly commands: readonly DatabaseCommand[];

@@ -22,9 +22,8 @@ export const KEYS = databaseGroup({
         'expires-at': { type: 'string', value: 'ISO-8601', help: 'expires at this instant, such as 2027-03-01T00:00:00Z (within 10 years)' },
       },
       examples: ['KEY=$(npx account-api keys create alice --label ci-runner)', 'npx account-api keys create alice --scope read --expires-in 90d'],
-      run: async (context, { store, actor }) => {
+      run: async (context, { store, actor }, [username]) => {
         const environment = context.flags.sandbox ? 'sandbox' : 'live';
-        const [username] = context.args as [string];
         const { key, token } = await createKey(store, actor, {
           username,
           environment,
@@ -50,9 +49,8 @@ export const KEYS = databaseGroup({
         overlap: { type: 'string', value: 'DURATION', help: `how long the old key keeps working: 24h, 30m, 7d... or 0, not at all (default ${DEFAULT_OVERLAP})` },
       },
       examples: ['NEW_KEY=$(npx account-api keys roll 3kTqv9ZbW2aX --overlap 1h)'],
-      run: async (context, { store, actor }) => {
+      run: async (context, { store, actor }, [keyId]) => {
         const environment = context.flags.sandbox ? 'sandbox' : 'live';
-        const [keyId] = context.args as [string];
         checkKeyIdArgument(keyId);
         const rolled = await rollKey(store, actor, { keyId, environment, overlap: context.flags.overlap });
         if (context.flags.json) return printJson(context, { ...keyJson(rolled.successor), key: rolled.token, rolled_from: keyJson(rolled.old) });
@@ -69,8 +67,7 @@ export const KEYS = databaseGroup({
       args: ['username'],
       summary: "Lists the account's keys: id, prefix, label, scope, state, created, expires, last used, revoked, and the key each was rolled into; never the secret.",
       examples: ['npx account-api keys list alice'],
-      run: async (context, { store }) => {
-        const [username] = context.args as [string];
+      run: async (context, { store }, [username]) => {
         const keys = await listKeys(store, { username });
         if (context.flags.json) return printJson(context, keys.map((key) => keyJson(key)));
         if (keys.length === 0) return printLine(context, `${username} has no API keys.`);
@@ -97,8 +94,7 @@ export const KEYS = databaseGroup({
       args: ['key-id'],
       summary: "Revokes a key by its id (the 12 characters after the prefix, as 'keys list' shows); servers refuse it from the next request.",
       examples: ['npx account-api keys revoke 3kTqv9ZbW2aX'],
-      run: async (context, { store, actor }) => {
-        const [keyId] = context.args as [string];
+      run: async (context, { store, actor }, [keyId]) => {
         checkKeyIdArgument(keyId);
         const key = await revokeKey(store, actor, { keyId });
         if (context.flags.json) return printJson(context, keyJson(key));

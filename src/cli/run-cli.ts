@@ -11,7 +11,7 @@ import { BACKUP, backupCommand } from './backup.ts';
 import { CALL, callCommand } from './call.ts';
 import { CLOSED_OUTPUT_STATUS, onClosedOutput } from './closed-output.ts';
 import { UsageError, type CliContext, type CliFlags, type CliIo } from './cli-context.ts';
-import { commandName, synopsis, type CommandGroup, type DatabaseCommand } from './command-spec.ts';
+import { commandName, synopsis, type CommandGroup, type DatabaseCommand, type PositionalArgs } from './command-spec.ts';
 import { KEYS } from './keys.ts';
 import { MIGRATE, migrateCommand } from './migrate.ts';
 import { parseCommandLine } from './parse-command-line.ts';
@@ -93,7 +93,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       // The other commands bring a fresh database up to date too, so the first `users create` just works.
       await store.migrate();
       // What is left is a group of DatabaseCommands (users, keys, admin-tokens, audit, webhooks): each runs itself.
-      await (command as DatabaseCommand).run(context, { store, config, actor: cliActor(operatingSystemUser()) });
+      await (command as DatabaseCommand).run(context, { store, config, actor: cliActor(operatingSystemUser()) }, args as unknown as PositionalArgs);
       return 0;
     } finally {
       await store.close();

@@ -21,8 +21,7 @@ export const USERS = databaseGroup({
         premium: { type: 'boolean', help: 'with Premium, which the settings and user endpoints need' },
       },
       examples: ['npx account-api users create alice --name "Alice" --premium'],
-      run: async (context, { store, actor }) => {
-        const [username] = context.args as [string];
+      run: async (context, { store, actor }, [username]) => {
         const account = await createAccount(store, actor, loadTimezoneCatalog(), {
           username,
           name: context.flags.name,
@@ -54,8 +53,7 @@ export const USERS = databaseGroup({
       args: ['username'],
       summary: 'Shows one account and how many API keys it has that are neither revoked nor expired.',
       examples: ['npx account-api users show alice'],
-      run: async (context, { store }) => {
-        const [username] = context.args as [string];
+      run: async (context, { store }, [username]) => {
         const account = await findAccount(store, { username });
         const keys = await listKeys(store, { username });
         // Keys that still open the account: neither revoked nor expired.
@@ -78,8 +76,7 @@ export const USERS = databaseGroup({
       args: ['username', 'on|off'],
       summary: "Grants or removes an account's Premium; servers apply it from the next request.",
       examples: ['npx account-api users premium alice off'],
-      run: async (context, { store, actor }) => {
-        const [username, state] = context.args as [string, string];
+      run: async (context, { store, actor }, [username, state]) => {
         if (state !== 'on' && state !== 'off') throw new UsageError(`Premium is 'on' or 'off', not '${state}'`);
         const account = await setPremium(store, actor, { username, premium: state === 'on' });
         if (context.flags.json) return printJson(context, accountJson(account));
@@ -91,8 +88,7 @@ export const USERS = databaseGroup({
       args: ['username'],
       summary: 'Deletes an account and all of its API keys.',
       examples: ['npx account-api users delete alice'],
-      run: async (context, { store, actor }) => {
-        const [username] = context.args as [string];
+      run: async (context, { store, actor }, [username]) => {
         await deleteAccount(store, actor, { username });
         if (context.flags.json) return printJson(context, { deleted: username });
         return printLine(context, `Deleted ${username} and all of its API keys.`);

@@ -24,8 +24,7 @@ export const WEBHOOKS = databaseGroup({
         description: { type: 'string', value: 'TEXT', help: 'what the endpoint is for (at most 200 characters, no control characters)' },
       },
       examples: ['WEBHOOK_SECRET=$(npx account-api webhooks add https://hooks.example.com/account-api --events account.updated,key.revoked)'],
-      run: async (context, { store, config }) => {
-        const [id] = context.args as [string];
+      run: async (context, { store, config }, [id]) => {
         const { endpoint, secret } = await addWebhookEndpoint(
           store,
           { url: id, events: context.flags.events, description: context.flags.description },
@@ -64,8 +63,7 @@ export const WEBHOOKS = databaseGroup({
       args: ['endpoint-id'],
       summary: 'Removes an endpoint with its pending deliveries and their history.',
       examples: ['npx account-api webhooks remove we_3kTqv9ZbW2aXcD4e5f6g'],
-      run: async (context, { store }) => {
-        const [id] = context.args as [string];
+      run: async (context, { store }, [id]) => {
         const endpoint = await store.removeWebhookEndpoint(id);
         if (context.flags.json) return printJson(context, endpointJson(endpoint));
         return printLine(context, `Removed webhook endpoint ${endpoint.endpointId} (${endpoint.url}).`);
@@ -91,8 +89,7 @@ export const WEBHOOKS = databaseGroup({
       summary: 'The newest attempts to an endpoint, newest first: when, the event, the status (or the error), the latency, the first bytes of the answer.',
       flags: { limit: { type: 'string', value: 'N', help: `at most N attempts, 1 to ${MAX_ATTEMPTS_LISTED} (default 50)` } },
       examples: ['npx account-api webhooks deliveries we_3kTqv9ZbW2aXcD4e5f6g --limit 10'],
-      run: async (context, { store }) => {
-        const [id] = context.args as [string];
+      run: async (context, { store }, [id]) => {
         const attempts = await listWebhookAttempts(store, id, parseLimit(context.flags.limit));
         if (context.flags.json) return printJson(context, attempts.map(attemptJson));
         if (attempts.length === 0) return printLine(context, 'No delivery has been attempted to this endpoint yet.');
@@ -110,8 +107,7 @@ export const WEBHOOKS = databaseGroup({
         'Sends an event again, with the same id, to the endpoints it went to (or the one named): queued now, sent by serve within a second.',
       flags: { endpoint: { type: 'string', value: 'ENDPOINT_ID', help: 'only to this endpoint' } },
       examples: ['npx account-api webhooks redeliver evt_Vn2y9w0bH6mQ1xG3kL8sZA'],
-      run: async (context, { store }) => {
-        const [id] = context.args as [string];
+      run: async (context, { store }, [id]) => {
         const endpoints = await redeliverWebhookEvent(store, id, context.flags.endpoint ?? null);
         if (context.flags.json) return printJson(context, { event_id: id, endpoints });
         if (endpoints.length === 0) return printLine(context, `No endpoint takes event ${id}: nothing was queued.`);
@@ -140,8 +136,7 @@ async function everyEndpoint(store: Store): Promise<WebhookEndpoint[]> {
 
 /** `webhooks disable` and `webhooks enable`; a disabled endpoint's reason names the CLI's `cli:<os user>`. */
 function switching(to: 'disable' | 'enable'): DatabaseCommand['run'] {
-  return async (context, { store, actor }) => {
-    const [id] = context.args as [string];
+  return async (context, { store, actor }, [id]) => {
     const endpoint = await switchWebhookEndpoint(store, id, to, actor.actor);
     if (context.flags.json) return printJson(context, endpointJson(endpoint));
     return printLine(context, `Webhook endpoint ${endpoint.endpointId} is ${endpoint.disabledAt === null ? 'enabled' : 'disabled'}.`);
