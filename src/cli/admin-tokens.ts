@@ -1,7 +1,7 @@
 // `account-api admin-tokens ...`: tokens for the admin API (ADMIN_PORT), made, listed with their last use, and revoked.
 import { createAdminToken, revokeAdminToken } from '../admin/admin-token-operations.ts';
 import type { AdminTokenRecord } from '../store/store.ts';
-import { printJson, printLine, printNote, printTable } from './cli-context.ts';
+import { printJson, printLine, printList, printNote } from './cli-context.ts';
 import { databaseGroup } from './command-spec.ts';
 
 export const ADMIN_TOKENS = databaseGroup({
@@ -33,13 +33,12 @@ export const ADMIN_TOKENS = databaseGroup({
       examples: ['npx account-api admin-tokens list'],
       run: async (context, { store }) => {
         const tokens = await store.listAdminTokens();
-        if (context.flags.json) return printJson(context, tokens.map(tokenJson));
-        if (tokens.length === 0) return printLine(context, 'There are no admin tokens.');
-        printTable(
-          context,
-          ['TOKEN_ID', 'PREFIX', 'LABEL', 'CREATED_BY', 'CREATED', 'LAST_USED', 'REVOKED'],
-          tokens.map((t) => [t.tokenId, t.displayPrefix, t.label, t.createdBy, t.createdAt, t.lastUsedAt ?? 'never', t.revokedAt ?? '-']),
-        );
+        printList(context, tokens, {
+          json: tokenJson,
+          empty: 'There are no admin tokens.',
+          columns: ['TOKEN_ID', 'PREFIX', 'LABEL', 'CREATED_BY', 'CREATED', 'LAST_USED', 'REVOKED'],
+          row: (t) => [t.tokenId, t.displayPrefix, t.label, t.createdBy, t.createdAt, t.lastUsedAt ?? 'never', t.revokedAt ?? '-'],
+        });
       },
     },
     {

@@ -1,7 +1,7 @@
 // `account-api audit`: reads the audit trail of changes to accounts and keys, oldest first.
 import { readAudit } from '../operations/audit.ts';
 import type { AuditEvent } from '../store/store.ts';
-import { printJson, printLine, printTable } from './cli-context.ts';
+import { printList } from './cli-context.ts';
 import { databaseGroup } from './command-spec.ts';
 
 export const AUDIT = databaseGroup({
@@ -20,13 +20,12 @@ export const AUDIT = databaseGroup({
       examples: ['npx account-api audit --user alice --since 2026-11-01', 'npx account-api audit --json'],
       run: async (context, { store }) => {
         const events = await readAudit(store, { username: context.flags.user, since: context.flags.since });
-        if (context.flags.json) return printJson(context, events.map(eventJson));
-        if (events.length === 0) return printLine(context, 'No audit entries match.');
-        printTable(
-          context,
-          ['WHEN', 'ACTOR', 'ACTION', 'USERNAME', 'CHANGES', 'REQUEST_ID', 'ADDRESS'],
-          events.map((e) => [e.occurredAt, e.actor, e.action, e.username ?? '-', describeChanges(e), e.requestId ?? '-', e.address ?? '-']),
-        );
+        printList(context, events, {
+          json: eventJson,
+          empty: 'No audit entries match.',
+          columns: ['WHEN', 'ACTOR', 'ACTION', 'USERNAME', 'CHANGES', 'REQUEST_ID', 'ADDRESS'],
+          row: (e) => [e.occurredAt, e.actor, e.action, e.username ?? '-', describeChanges(e), e.requestId ?? '-', e.address ?? '-'],
+        });
       },
     },
   ],

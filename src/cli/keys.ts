@@ -2,7 +2,7 @@
 import { createKey, DEFAULT_OVERLAP, listKeys, MAX_ACTIVE_KEYS, revokeKey, rollKey } from '../operations/keys.ts';
 import type { ApiKeyRecord } from '../store/store.ts';
 import { keyJson as keyRecordJson } from '../operations/representations.ts';
-import { printJson, printLine, printNote, printTable, UsageError } from './cli-context.ts';
+import { printJson, printLine, printList, printNote, UsageError } from './cli-context.ts';
 import { databaseGroup } from './command-spec.ts';
 
 export const KEYS = databaseGroup({
@@ -69,12 +69,11 @@ export const KEYS = databaseGroup({
       examples: ['npx account-api keys list alice'],
       run: async (context, { store }, [username]) => {
         const keys = await listKeys(store, { username });
-        if (context.flags.json) return printJson(context, keys.map((key) => keyJson(key)));
-        if (keys.length === 0) return printLine(context, `${username} has no API keys.`);
-        printTable(
-          context,
-          ['KEY_ID', 'PREFIX', 'LABEL', 'SCOPE', 'STATE', 'CREATED', 'EXPIRES', 'LAST_USED', 'REVOKED', 'ROLLED_INTO'],
-          keys.map((k) => [
+        printList(context, keys, {
+          json: keyJson,
+          empty: `${username} has no API keys.`,
+          columns: ['KEY_ID', 'PREFIX', 'LABEL', 'SCOPE', 'STATE', 'CREATED', 'EXPIRES', 'LAST_USED', 'REVOKED', 'ROLLED_INTO'],
+          row: (k) => [
             k.keyId,
             k.displayPrefix,
             k.label ?? '-',
@@ -85,8 +84,8 @@ export const KEYS = databaseGroup({
             k.lastUsedAt ?? 'never',
             k.revokedAt ?? '-',
             k.rolledInto ?? '-',
-          ]),
-        );
+          ],
+        });
       },
     },
     {

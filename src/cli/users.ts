@@ -4,7 +4,7 @@ import { createAccount, deleteAccount, findAccount, listAccounts, setPremium } f
 import { listKeys } from '../operations/keys.ts';
 import type { Account } from '../store/store.ts';
 import { accountJson } from '../operations/representations.ts';
-import { printJson, printLine, printTable, UsageError } from './cli-context.ts';
+import { printJson, printLine, printList, printTable, UsageError } from './cli-context.ts';
 import { databaseGroup } from './command-spec.ts';
 
 export const USERS = databaseGroup({
@@ -39,13 +39,12 @@ export const USERS = databaseGroup({
       examples: ['npx account-api users list --json'],
       run: async (context, { store }) => {
         const accounts = await listAccounts(store);
-        if (context.flags.json) return printJson(context, accounts.map(accountJson));
-        if (accounts.length === 0) return printLine(context, 'No accounts yet.');
-        printTable(
-          context,
-          ['USER_ID', 'USERNAME', 'PREMIUM', 'TIMEZONE', 'NAME'],
-          accounts.map((a) => [String(a.id), a.username, a.premium ? 'yes' : 'no', a.timezone, a.name]),
-        );
+        printList(context, accounts, {
+          json: accountJson,
+          empty: 'No accounts yet.',
+          columns: ['USER_ID', 'USERNAME', 'PREMIUM', 'TIMEZONE', 'NAME'],
+          row: (a) => [String(a.id), a.username, a.premium ? 'yes' : 'no', a.timezone, a.name],
+        });
       },
     },
     {

@@ -1,5 +1,5 @@
 // `account-api webhooks ...`: endpoints that receive an event for every change to an account or a key (src/webhooks/).
-import { UsageError, printJson, printLine, printNote, printTable } from './cli-context.ts';
+import { printJson, printLine, printList, printNote, UsageError } from './cli-context.ts';
 import { databaseGroup, type DatabaseCommand } from './command-spec.ts';
 import type { Store } from '../store/store.ts';
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
@@ -42,20 +42,19 @@ export const WEBHOOKS = databaseGroup({
       examples: ['npx account-api webhooks list'],
       run: async (context, { store }) => {
         const endpoints = await everyEndpoint(store);
-        if (context.flags.json) return printJson(context, endpoints.map(endpointJson));
-        if (endpoints.length === 0) return printLine(context, 'There are no webhook endpoints.');
-        printTable(
-          context,
-          ['ENDPOINT_ID', 'URL', 'EVENTS', 'STATE', 'FAILING_SINCE', 'DESCRIPTION'],
-          endpoints.map((e) => [
+        printList(context, endpoints, {
+          json: endpointJson,
+          empty: 'There are no webhook endpoints.',
+          columns: ['ENDPOINT_ID', 'URL', 'EVENTS', 'STATE', 'FAILING_SINCE', 'DESCRIPTION'],
+          row: (e) => [
             e.endpointId,
             e.url,
             e.eventTypes?.join(',') ?? 'all',
             e.disabledAt === null ? 'enabled' : `disabled at ${e.disabledAt}: ${e.disabledReason ?? ''}`,
             e.failingSince ?? '-',
             e.description ?? '-',
-          ]),
-        );
+          ],
+        });
       },
     },
     {
@@ -91,13 +90,12 @@ export const WEBHOOKS = databaseGroup({
       examples: ['npx account-api webhooks deliveries we_3kTqv9ZbW2aXcD4e5f6g --limit 10'],
       run: async (context, { store }, [id]) => {
         const attempts = await listWebhookAttempts(store, id, parseLimit(context.flags.limit));
-        if (context.flags.json) return printJson(context, attempts.map(attemptJson));
-        if (attempts.length === 0) return printLine(context, 'No delivery has been attempted to this endpoint yet.');
-        printTable(
-          context,
-          ['WHEN', 'EVENT_ID', 'STATUS', 'LATENCY_MS', 'ANSWER'],
-          attempts.map((a) => [a.attemptedAt, a.eventId, a.status === null ? `- (${a.error ?? 'no answer'})` : String(a.status), String(a.latencyMs), JSON.stringify(a.response?.slice(0, 60) ?? '')]),
-        );
+        printList(context, attempts, {
+          json: attemptJson,
+          empty: 'No delivery has been attempted to this endpoint yet.',
+          columns: ['WHEN', 'EVENT_ID', 'STATUS', 'LATENCY_MS', 'ANSWER'],
+          row: (a) => [a.attemptedAt, a.eventId, a.status === null ? `- (${a.error ?? 'no answer'})` : String(a.status), String(a.latencyMs), JSON.stringify(a.response?.slice(0, 60) ?? '')],
+        });
       },
     },
     {
