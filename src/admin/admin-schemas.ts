@@ -1,4 +1,4 @@
-// JSON Schemas of the admin API: its payloads, envelopes and failures; reused for validation, serialisation and its OpenAPI document.
+// JSON Schemas of the admin API: its payloads, envelopes, failures and each route's schema; reused for validation, serialisation and its OpenAPI document.
 import { failureEnvelopeSchemas, successEnvelopeSchema } from '../http/wire/envelope-schemas.ts';
 import { possibleStatuses } from '../http/failures/failure-codes.ts';
 import { recordSchema } from '../http/wire/record-schema.ts';
