@@ -18,6 +18,7 @@ import { storeAnnouncingTo } from './store/credentials/announcing-store.ts';
 import type { Store } from './store/store.ts';
 import type { Tracing } from './tracing/tracing.ts';
 
+/** What either port is built from: this one here, the admin port in admin/admin-app.ts. */
 export interface AppDependencies {
   readonly config: Config;
   readonly store: Store;

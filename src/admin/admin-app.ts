@@ -1,15 +1,10 @@
 // Builds the admin API's Fastify instance (ADMIN_PORT) on the same port factory as the public app; no I/O of its own.
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
-import type { Config } from '../config.ts';
-import type { TimezoneCatalog } from '../domain/timezones.ts';
-import type { Metrics } from '../http/observability/metrics.ts';
+import type { AppDependencies } from '../app.ts';
 import type { AuthenticationStep } from '../http/pipeline.ts';
 import { buildPort } from '../http/port.ts';
-import type { Tracing } from '../tracing/tracing.ts';
 import { storeAnnouncingTo } from '../store/credentials/announcing-store.ts';
 import { announcerOver } from '../store/credentials/credential-versions.ts';
-import type { Store } from '../store/store.ts';
 import { adminAuthenticator } from './admin-auth.ts';
 import { adminIdempotency } from './admin-idempotency.ts';
 import { adminOpenApi, adminOpenApiRoute } from './admin-openapi.ts';
@@ -20,17 +15,8 @@ import { adminWebhookRoutes } from './routes/webhooks.ts';
 
 export const ADMIN_PREFIX = '/admin/v0';
 
-export interface AdminAppDependencies {
-  readonly config: Config;
-  readonly store: Store;
-  readonly timezones: TimezoneCatalog;
-  /** Shared rate-limit counters; null keeps them per instance. */
-  readonly redis: Redis | null;
-  /** The process's metrics; this app records into them labelled port="admin". */
-  readonly metrics: Metrics;
-  /** Spans for every request, as on the public port; null or absent: untraced. */
-  readonly tracing?: Tracing | null;
-}
+/** The same as the public port's; `metrics` are the process's, which this app records into labelled port="admin". */
+export type AdminAppDependencies = AppDependencies;
 
 export function buildAdminApp({ config, store, timezones, redis, metrics: shared, tracing = null }: AdminAppDependencies): FastifyInstance {
   const metrics = shared.forPort('admin');

@@ -1,5 +1,5 @@
 // Every failure `code` the admin API answers with, by status: the public table's shared codes plus the admin port's own.
-import { FAILURE_CODES } from '../http/failures/failure-codes.ts';
+import { FAILURE_CODES, FAILURE_DESCRIPTIONS, forStatuses } from '../http/failures/failure-codes.ts';
 
 export const ADMIN_FAILURE_CODES = {
   400: [
@@ -20,18 +20,9 @@ export const ADMIN_FAILURE_CODES = {
   ],
   401: ['admin_token_required', 'malformed_admin_token', 'invalid_admin_token', 'admin_token_revoked', 'wrong_credential_kind', 'wrong_environment'],
   404: ['not_found', 'account_not_found', 'key_not_found', 'webhook_endpoint_not_found', 'webhook_event_not_found'],
-  405: FAILURE_CODES[405],
-  408: FAILURE_CODES[408],
   409: ['username_taken', 'key_already_rolled', 'key_inactive', 'too_many_keys', 'too_many_webhook_endpoints', ...FAILURE_CODES[409]],
-  413: FAILURE_CODES[413],
-  415: FAILURE_CODES[415],
-  417: FAILURE_CODES[417],
-  422: FAILURE_CODES[422],
-  429: FAILURE_CODES[429],
-  431: FAILURE_CODES[431],
-  500: FAILURE_CODES[500],
-  501: FAILURE_CODES[501],
-  503: FAILURE_CODES[503],
+  // The rest as on the public port (the table keeps numeric keys in ascending order whatever the order here).
+  ...forStatuses(FAILURE_CODES, [405, 408, 413, 415, 417, 422, 429, 431, 500, 501, 503]),
 } as const satisfies Record<number, readonly string[]>;
 
 export type AdminFailureStatus = keyof typeof ADMIN_FAILURE_CODES;
@@ -40,16 +31,10 @@ export const ADMIN_FAILURE_DESCRIPTIONS: Readonly<Record<AdminFailureStatus, str
   400: 'A parameter, query parameter or cursor is missing, unknown, repeated, too long or invalid; the body or URL is malformed; or Idempotency-Key is not 1 to 255 printable ASCII characters.',
   401: "The admin token is missing, malformed, wrong or revoked, or is the other environment's (live or sandbox), or the credential is an API key (this port takes Bearer admin tokens).",
   404: 'No account, key, webhook endpoint or event by that name or id, or nothing at this path.',
-  405: 'The path exists but not with this method; see the Allow header.',
-  408: 'The request did not arrive in time.',
   409: 'The username is taken, the key was rolled already or can no longer be rolled, the account has as many active keys as allowed, or there are as many webhook endpoints as allowed; or another request with this Idempotency-Key is still running (retry once it is answered).',
-  413: 'The body is larger than the server accepts.',
-  415: 'The body is neither a form nor JSON.',
-  417: "An Expect header other than '100-continue'.",
   422: 'This Idempotency-Key was used in the last 24 hours, with this admin token, for a different request (method, path or body).',
   429: 'A rate limit is spent (per admin token, or failed attempts per address); retry after Retry-After seconds.',
-  431: 'The request headers are too large.',
-  500: 'The server failed; nothing internal is shown.',
-  501: 'A Transfer-Encoding other than chunked.',
   503: 'The database is unavailable, the server is overloaded or shutting down; retry after Retry-After seconds.',
+  // Said as on the public port.
+  ...forStatuses(FAILURE_DESCRIPTIONS, [405, 408, 413, 415, 417, 431, 500, 501]),
 };

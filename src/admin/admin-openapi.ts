@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { DOCUMENT_CONTACT, DOCUMENT_LICENSE } from '../http/wire/openapi-info.ts';
-import { precompress, sendPrecompressed, type Precompressed } from '../http/wire/compression.ts';
+import { openApiDocumentRoute } from '../http/wire/openapi-route.ts';
 import { DOCUMENTED_ONLY } from '../http/wire/schemas.ts';
 import { ADMIN_SCHEMAS } from './admin-schemas.ts';
 
@@ -45,15 +45,4 @@ export const adminOpenApi = fp(
 );
 
 /** GET /openapi.json (under /admin/v0): the document, built once the routes are known. */
-export async function adminOpenApiRoute(app: FastifyInstance) {
-  let document: Precompressed | undefined;
-  app.get('/openapi.json', {
-    config: { adminAccess: 'public' },
-    schema: { hide: true },
-    handler: async (request, reply) => {
-      document ??= precompress(Buffer.from(JSON.stringify(app.swagger())));
-      reply.header('Cache-Control', 'no-cache');
-      return sendPrecompressed(request, reply, document, 'application/json; charset=utf-8');
-    },
-  });
-}
+export const adminOpenApiRoute = openApiDocumentRoute({ adminAccess: 'public' });

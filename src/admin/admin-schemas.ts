@@ -1,25 +1,21 @@
-// JSON Schemas of the admin API: its payloads, envelopes and failures; reused for validation, serialisation and its OpenAPI document.
-import { failureEnvelopeSchema, successEnvelopeSchema } from '../http/wire/envelope-schemas.ts';
+// JSON Schemas of the admin API: its payloads, envelopes, failures and each route's schema; reused for validation, serialisation and its OpenAPI document.
+import { failureEnvelopeSchemas, successEnvelopeSchema } from '../http/wire/envelope-schemas.ts';
+import { possibleStatuses } from '../http/failures/failure-codes.ts';
+import { recordSchema } from '../http/wire/record-schema.ts';
 import { ADMIN_FAILURE_CODES, ADMIN_FAILURE_DESCRIPTIONS, type AdminFailureStatus } from './admin-failure-codes.ts';
 
 const ref = (id: string) => ({ $ref: `${id}#` }) as const;
 const text = (description: string) => ({ type: 'string', description }) as const;
 const nullableText = (description: string) => ({ type: ['string', 'null'], description }) as const;
 
-const account = {
-  $id: 'AdminAccount',
-  description: 'An account, as the admin API shows it',
-  type: 'object',
-  required: ['user_id', 'username', 'name', 'timezone', 'premium', 'created_at'],
-  properties: {
-    user_id: { type: 'integer', description: 'Identifier of the account, never reused' },
-    username: text('Account name, the user part of HTTP Basic on the public API'),
-    name: text('Display name'),
-    timezone: text('An IANA timezone name, or UTC'),
-    premium: { type: 'boolean', description: 'Whether the account has Premium' },
-    created_at: text('When the account was created (ISO 8601)'),
-  },
-} as const;
+const account = recordSchema('AdminAccount', 'An account, as the admin API shows it', {
+  user_id: { type: 'integer', description: 'Identifier of the account, never reused' },
+  username: text('Account name, the user part of HTTP Basic on the public API'),
+  name: text('Display name'),
+  timezone: text('An IANA timezone name, or UTC'),
+  premium: { type: 'boolean', description: 'Whether the account has Premium' },
+  created_at: text('When the account was created (ISO 8601)'),
+});
 
 const keyProperties = {
   key_id: text('The non-secret id of the key: the 12 characters after its prefix'),
@@ -34,77 +30,51 @@ const keyProperties = {
   rolled_into: nullableText('The id of the key it was rolled into, if it was'),
 } as const;
 
-const key = {
-  $id: 'AdminKey',
-  description: 'An API key as listed: never its secret',
-  type: 'object',
-  required: Object.keys(keyProperties),
-  properties: keyProperties,
-} as const;
+const key = recordSchema('AdminKey', 'An API key as listed: never its secret', keyProperties);
 
-const issuedKey = {
-  $id: 'AdminIssuedKey',
-  description: 'A key just issued: the record, and the key itself, shown this once (only its hash is stored)',
-  type: 'object',
-  required: [...Object.keys(keyProperties), 'key'],
-  properties: { ...keyProperties, key: text('The whole API key: store it now, it cannot be shown again') },
-} as const;
+const issuedKey = recordSchema('AdminIssuedKey', 'A key just issued: the record, and the key itself, shown this once (only its hash is stored)', {
+  ...keyProperties,
+  key: text('The whole API key: store it now, it cannot be shown again'),
+});
 
-const rolledKey = {
-  $id: 'AdminRolledKey',
-  description: 'A key rolled: the old one (now expiring when the overlap ends), its successor, and the successor itself, shown once',
-  type: 'object',
-  required: ['old', 'successor', 'key'],
-  properties: { old: ref('AdminKey'), successor: ref('AdminKey'), key: text("The successor's whole key, shown this once") },
-} as const;
+const rolledKey = recordSchema('AdminRolledKey', 'A key rolled: the old one (now expiring when the overlap ends), its successor, and the successor itself, shown once', {
+  old: ref('AdminKey'),
+  successor: ref('AdminKey'),
+  key: text("The successor's whole key, shown this once"),
+});
 
-const deletedAccount = {
-  $id: 'AdminDeletedAccount',
-  description: 'What was deleted: the account and all of its keys (its audit entries stay)',
-  type: 'object',
-  required: ['username', 'deleted'],
-  properties: { username: text('The account deleted'), deleted: { type: 'boolean', const: true } },
-} as const;
+const deletedAccount = recordSchema('AdminDeletedAccount', 'What was deleted: the account and all of its keys (its audit entries stay)', {
+  username: text('The account deleted'),
+  deleted: { type: 'boolean', const: true },
+});
 
-const auditEntry = {
-  $id: 'AdminAuditEntry',
-  description: 'One change, as the audit trail recorded it in the change’s own transaction',
-  type: 'object',
-  required: ['id', 'occurred_at', 'actor', 'action', 'user_id', 'username', 'changes', 'request_id', 'address'],
-  properties: {
-    id: { type: 'integer', description: 'Increases with every entry' },
-    occurred_at: text('When (ISO 8601)'),
-    actor: text('Who: key:<key id>, admin:<admin token id> or cli:<operating-system user>'),
-    action: text('What: account.created, account.updated, account.premium_changed, account.deleted, key.created, key.rolled, key.revoked, admin_token.created, admin_token.revoked'),
-    user_id: { type: ['integer', 'null'], description: 'The account changed; null for admin tokens' },
-    username: nullableText('The account changed, as named then; null for admin tokens'),
-    changes: {
-      type: 'object',
-      description: 'Each field changed, with its value before and after (null where there was none)',
-      additionalProperties: { type: 'object', properties: { old: {}, new: {} } },
-    },
-    request_id: nullableText('The X-Request-Id of the call that made it; null from the CLI'),
-    address: nullableText("The caller's address; null from the CLI"),
+const auditEntry = recordSchema('AdminAuditEntry', 'One change, as the audit trail recorded it in the change’s own transaction', {
+  id: { type: 'integer', description: 'Increases with every entry' },
+  occurred_at: text('When (ISO 8601)'),
+  actor: text('Who: key:<key id>, admin:<admin token id> or cli:<operating-system user>'),
+  action: text('What: account.created, account.updated, account.premium_changed, account.deleted, key.created, key.rolled, key.revoked, admin_token.created, admin_token.revoked'),
+  user_id: { type: ['integer', 'null'], description: 'The account changed; null for admin tokens' },
+  username: nullableText('The account changed, as named then; null for admin tokens'),
+  changes: {
+    type: 'object',
+    description: 'Each field changed, with its value before and after (null where there was none)',
+    additionalProperties: { type: 'object', properties: { old: {}, new: {} } },
   },
-} as const;
+  request_id: nullableText('The X-Request-Id of the call that made it; null from the CLI'),
+  address: nullableText("The caller's address; null from the CLI"),
+});
 
 const emptyMeta = { $id: 'AdminEmptyMeta', description: '`meta` of every answer but a page: always {}', type: 'object', additionalProperties: false, properties: {} } as const;
 
-const pageMeta = {
-  $id: 'AdminPageMeta',
-  description: '`meta` of a page: the cursor of the next page, null on the last',
-  type: 'object',
-  required: ['next_cursor'],
-  additionalProperties: false,
-  properties: { next_cursor: { type: ['string', 'null'], description: 'Send as ?cursor= for the next page; null: this is the last' } },
-} as const;
+const pageMeta = recordSchema(
+  'AdminPageMeta',
+  '`meta` of a page: the cursor of the next page, null on the last',
+  { next_cursor: { type: ['string', 'null'], description: 'Send as ?cursor= for the next page; null: this is the last' } },
+  { closed: true },
+);
 
 function successEnvelope(id: string, description: string, data: object, meta: object = ref('AdminEmptyMeta')) {
   return successEnvelopeSchema(id, `The success envelope of ${description}`, data, meta);
-}
-
-function failureEnvelope(status: AdminFailureStatus) {
-  return failureEnvelopeSchema(`AdminFailure${status}`, ADMIN_FAILURE_DESCRIPTIONS[status], status, ADMIN_FAILURE_CODES[status], ref('AdminEmptyMeta'));
 }
 
 const webhookEndpointProperties = {
@@ -119,46 +89,26 @@ const webhookEndpointProperties = {
   failing_since: nullableText('The first failure of its current run of failures; null after a success'),
 } as const;
 
-const webhookEndpoint = {
-  $id: 'AdminWebhookEndpoint',
-  description: 'A webhook endpoint, never its secret',
-  type: 'object',
-  required: Object.keys(webhookEndpointProperties),
-  properties: webhookEndpointProperties,
-} as const;
+const webhookEndpoint = recordSchema('AdminWebhookEndpoint', 'A webhook endpoint, never its secret', webhookEndpointProperties);
 
-const newWebhookEndpoint = {
-  $id: 'AdminNewWebhookEndpoint',
-  description: 'An endpoint just registered, and its signing secret, shown this once',
-  type: 'object',
-  required: [...Object.keys(webhookEndpointProperties), 'secret'],
-  properties: { ...webhookEndpointProperties, secret: text('whsec_...: verify deliveries with it; it cannot be shown again') },
-} as const;
+const newWebhookEndpoint = recordSchema('AdminNewWebhookEndpoint', 'An endpoint just registered, and its signing secret, shown this once', {
+  ...webhookEndpointProperties,
+  secret: text('whsec_...: verify deliveries with it; it cannot be shown again'),
+});
 
-const webhookAttempt = {
-  $id: 'AdminWebhookAttempt',
-  description: 'One delivery attempt',
-  type: 'object',
-  required: ['attempted_at', 'event_id', 'status', 'latency_ms', 'response', 'error'],
-  properties: {
-    attempted_at: text('When it was made (ISO 8601)'),
-    event_id: text('The event sent'),
-    status: { type: ['integer', 'null'], description: 'The answer’s status; null: none came' },
-    latency_ms: { type: 'integer', description: 'How long it took' },
-    response: nullableText('The first bytes of the answer'),
-    error: nullableText('Why no answer counted: a network error, a timeout, a refused address'),
-  },
-} as const;
+const webhookAttempt = recordSchema('AdminWebhookAttempt', 'One delivery attempt', {
+  attempted_at: text('When it was made (ISO 8601)'),
+  event_id: text('The event sent'),
+  status: { type: ['integer', 'null'], description: 'The answer’s status; null: none came' },
+  latency_ms: { type: 'integer', description: 'How long it took' },
+  response: nullableText('The first bytes of the answer'),
+  error: nullableText('Why no answer counted: a network error, a timeout, a refused address'),
+});
 
-const redelivery = {
-  $id: 'AdminRedelivery',
-  description: 'An event queued again',
-  type: 'object',
-  required: ['event_id', 'endpoints'],
-  properties: { event_id: text('The event'), endpoints: { type: 'array', items: { type: 'string' }, description: 'The endpoints it is queued for' } },
-} as const;
-
-const STATUSES = Object.keys(ADMIN_FAILURE_CODES).map(Number) as AdminFailureStatus[];
+const redelivery = recordSchema('AdminRedelivery', 'An event queued again', {
+  event_id: text('The event'),
+  endpoints: { type: 'array', items: { type: 'string' }, description: 'The endpoints it is queued for' },
+});
 
 export const ADMIN_SCHEMAS: readonly { readonly $id: string }[] = [
   emptyMeta,
@@ -186,7 +136,7 @@ export const ADMIN_SCHEMAS: readonly { readonly $id: string }[] = [
   successEnvelope('AdminIssuedKeyEnvelope', 'a key just issued', ref('AdminIssuedKey')),
   successEnvelope('AdminRolledKeyEnvelope', 'a roll', ref('AdminRolledKey')),
   successEnvelope('AdminAuditPageEnvelope', 'a page of the audit trail, newest first', { type: 'array', items: ref('AdminAuditEntry') }, ref('AdminPageMeta')),
-  ...STATUSES.map(failureEnvelope),
+  ...failureEnvelopeSchemas('AdminFailure', ADMIN_FAILURE_CODES, ADMIN_FAILURE_DESCRIPTIONS, ref('AdminEmptyMeta')),
 ];
 
 /** A success answer: one of the envelopes above. */
@@ -205,30 +155,72 @@ export interface AdminFailureOptions {
 
 /** Every failure an operation can answer, each status's codes enumerated in its schema. */
 export function adminFailures(options: AdminFailureOptions) {
-  const statuses: AdminFailureStatus[] = [
-    400,
-    401,
-    ...(options.notFound ? [404 as const] : []),
-    405,
-    408,
-    ...(options.conflict === true ? [409 as const] : []),
-    ...(options.body ? [413 as const, 415 as const] : []),
-    417,
-    429,
-    431,
-    500,
-    501,
-    503,
-  ];
+  const statuses = possibleStatuses<AdminFailureStatus>({ 404: options.notFound, 409: options.conflict, 413: options.body, 415: options.body });
   return Object.fromEntries(statuses.map((status) => [status, answerOf(`AdminFailure${status}`, ADMIN_FAILURE_DESCRIPTIONS[status])]));
 }
 
 export const BODY_MEDIA_TYPES = ['application/x-www-form-urlencoded', 'application/json'];
 export const ADMIN_SECURITY = [{ adminToken: [] }];
 
+/** What sets one admin route's schema apart; adminRoute adds what they all share. */
+export interface AdminRouteSchema {
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly params?: object;
+  readonly querystring?: object;
+  readonly body?: object;
+  /** The success answer: its status, envelope and description. */
+  readonly answer: readonly [status: 200 | 201, envelope: string, description: string];
+  /** Can meet a conflict: 409. */
+  readonly conflict?: boolean;
+}
+
+/**
+ * The options every admin route opens with: it takes an admin token, and its schema carries its tag (one per resource), the
+ * admin security, and its failures: a route that names something in its path answers 404 when there is no such thing; one that
+ * reads a body reads a form or JSON, and answers 413 and 415.
+ */
+export function adminRoute(tag: string, route: AdminRouteSchema) {
+  const { answer, conflict, ...schema } = route;
+  const [status, envelope, description] = answer;
+  const body = schema.body !== undefined;
+  return {
+    config: { adminAccess: 'token' as const },
+    schema: {
+      ...schema,
+      tags: [tag],
+      security: ADMIN_SECURITY,
+      ...(body ? { consumes: BODY_MEDIA_TYPES } : {}),
+      response: { [status]: answerOf(envelope, description), ...adminFailures({ body, notFound: schema.params !== undefined, conflict }) },
+    },
+  };
+}
+
 /** An optional string parameter of a body or query, documented with an example. */
 export function stringParameter(description: string, example: string) {
   return { type: 'string', description, examples: [example] } as const;
+}
+
+/** The schema of a path with one parameter, such as /accounts/:username. */
+export function pathParameter(name: string, description: string, example: string) {
+  return { type: 'object', required: [name], properties: { [name]: stringParameter(description, example) } } as const;
+}
+
+export const USERNAME_PATH = pathParameter('username', 'The account’s username (case-insensitive)', 'alice');
+
+/** The schema of a body or query: these properties and no other, the ones named in `required` required. */
+export function fieldsOf<P extends object>(properties: P, required: readonly string[] = []) {
+  return { type: 'object', ...(required.length > 0 ? { required } : {}), additionalProperties: false, properties } as const;
+}
+
+/** The query of a list read a page at a time: its filters, then ?limit= and ?cursor= (meta.next_cursor). */
+export function pageQuery(items: string, cursorExample: string, filters: object = {}) {
+  return fieldsOf({
+    ...filters,
+    limit: stringParameter(`${items} per page, 1 to 100 (default 50)`, '50'),
+    cursor: stringParameter('meta.next_cursor of the previous page', cursorExample),
+  });
 }
 
 /** Premium as JSON sends it (true, false) or as a form does ("true", "false"). */

@@ -1,28 +1,35 @@
 // `account-api audit`: reads the audit trail of changes to accounts and keys, oldest first.
 import { readAudit } from '../operations/audit.ts';
-import type { AuditEvent, Store } from '../store/store.ts';
-import { printJson, printLine, printTable, type CliContext } from './cli-context.ts';
-import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
+import type { AuditEvent } from '../store/store.ts';
+import { printList } from './cli-context.ts';
+import { databaseGroup } from './command-spec.ts';
 
-export const AUDIT: CommandGroup = {
+export const AUDIT = databaseGroup({
   name: 'audit',
   summary: 'The audit trail: every change to an account or a key, who made it, from where, and what it changed.',
   commands: [
     {
       words: ['audit'],
-      args: [],
       summary:
         'Lists audit entries, oldest first (the newest 1000 that match): when, who (key:ID, admin:ID, cli:USER), the action, the account, ' +
         'the fields changed (old -> new), the request id and the address. Entries older than AUDIT_RETENTION_DAYS are pruned by serve.',
       flags: {
         user: { type: 'string', value: 'NAME', help: "only this account's entries (ignoring case), also once it is deleted" },
         since: { type: 'string', value: 'ISO', help: 'only entries at or after this date or time, such as 2026-11-01 or 2026-11-01T08:00:00Z' },
-        ...DATABASE_FLAGS,
       },
       examples: ['npx account-api audit --user alice --since 2026-11-01', 'npx account-api audit --json'],
+      run: async (context, { store }) => {
+        const events = await readAudit(store, { username: context.flags.user, since: context.flags.since });
+        printList(context, events, {
+          json: eventJson,
+          empty: 'No audit entries match.',
+          columns: ['WHEN', 'ACTOR', 'ACTION', 'USERNAME', 'CHANGES', 'REQUEST_ID', 'ADDRESS'],
+          row: (e) => [e.occurredAt, e.actor, e.action, e.username ?? '-', describeChanges(e), e.requestId ?? '-', e.address ?? '-'],
+        });
+      },
     },
   ],
-};
+});
 
 function eventJson(event: AuditEvent) {
   return {
@@ -41,15 +48,4 @@ function eventJson(event: AuditEvent) {
 function describeChanges(event: AuditEvent): string {
   const parts = Object.entries(event.changes).map(([field, change]) => `${field}: ${JSON.stringify(change.old)} -> ${JSON.stringify(change.new)}`);
   return parts.length === 0 ? '-' : parts.join('; ');
-}
-
-export async function auditCommand(context: CliContext, store: Store): Promise<void> {
-  const events = await readAudit(store, { username: context.flags.user, since: context.flags.since });
-  if (context.flags.json) return printJson(context, events.map(eventJson));
-  if (events.length === 0) return printLine(context, 'No audit entries match.');
-  printTable(
-    context,
-    ['WHEN', 'ACTOR', 'ACTION', 'USERNAME', 'CHANGES', 'REQUEST_ID', 'ADDRESS'],
-    events.map((e) => [e.occurredAt, e.actor, e.action, e.username ?? '-', describeChanges(e), e.requestId ?? '-', e.address ?? '-']),
-  );
 }

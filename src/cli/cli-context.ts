@@ -105,3 +105,17 @@ export function printTable(context: CliContext, headers: readonly string[], rows
   context.stdout.write(`${line(headers)}\n`);
   for (const row of shown) context.stdout.write(`${line(row)}\n`);
 }
+
+/** How a list command shows its items: each as --json prints it, or a table for people, or a line saying there are none. */
+export interface ListShape<T> {
+  readonly json: (item: T) => unknown;
+  readonly empty: string;
+  readonly columns: readonly string[];
+  readonly row: (item: T) => readonly string[];
+}
+
+export function printList<T>(context: CliContext, items: readonly T[], shape: ListShape<T>): void {
+  if (context.flags.json) return printJson(context, items.map((item) => shape.json(item)));
+  if (items.length === 0) return printLine(context, shape.empty);
+  printTable(context, shape.columns, items.map((item) => shape.row(item)));
+}

@@ -1,5 +1,7 @@
 // Each command declares its words, arguments, flags and examples once; the parser reads that declaration, and so does --help.
-import type { CliFlags } from './cli-context.ts';
+import type { Config } from '../config.ts';
+import type { AuditActor, Store } from '../store/store.ts';
+import type { CliContext, CliFlags } from './cli-context.ts';
 
 /** Every flag any command takes is a key of CliFlags, so a flag the parser accepts is one a command reads. */
 export type FlagName = keyof CliFlags;
@@ -33,6 +35,35 @@ export interface CommandGroup {
   readonly name: string;
   readonly summary: string;
   readonly commands: readonly CommandSpec[];
+}
+
+/** What a command of the database gets besides its command line: the migrated store, the configuration, who runs it. */
+export interface DatabaseCommandInput {
+  readonly store: Store;
+  readonly config: Config;
+  /** The CLI's `cli:<os user>`, as the audit trail records it. */
+  readonly actor: AuditActor;
+}
+
+/** A command that opens the database, declared and implemented in one place: run-cli opens and migrates the store, then runs it. */
+export interface DatabaseCommand extends CommandSpec {
+  /** `args` are the positional arguments, as many as the command's `args` names (the parser has counted them). */
+  run(context: CliContext, input: DatabaseCommandInput, args: PositionalArgs): Promise<void>;
+}
+
+export type PositionalArgs = readonly [string, ...string[]];
+
+export interface DatabaseCommandGroup extends CommandGroup {
+  readonly commands: readonly DatabaseCommand[];
+}
+
+/** A database command as declared: no positional argument unless it says, and only its own flags. */
+export type DatabaseCommandEntry = Omit<DatabaseCommand, 'args' | 'flags'> & Partial<Pick<DatabaseCommand, 'args' | 'flags'>>;
+
+/** A group of database commands, each given the flags every command that opens the database takes (DATABASE_FLAGS, after its own). */
+export function databaseGroup(group: Omit<DatabaseCommandGroup, 'commands'> & { readonly commands: readonly DatabaseCommandEntry[] }): DatabaseCommandGroup {
+  const commands = group.commands.map((command) => ({ ...command, args: command.args ?? [], flags: { ...command.flags, ...DATABASE_FLAGS } }));
+  return { ...group, commands };
 }
 
 export const JSON_FLAG: FlagSpec = {

@@ -1,11 +1,11 @@
 // `account-api keys ...`: issue a key (shown once), roll it into a successor, list an account's keys, revoke one by its id.
 import { createKey, DEFAULT_OVERLAP, listKeys, MAX_ACTIVE_KEYS, revokeKey, rollKey } from '../operations/keys.ts';
-import type { ApiKeyRecord, AuditActor, Store } from '../store/store.ts';
+import type { ApiKeyRecord } from '../store/store.ts';
 import { keyJson as keyRecordJson } from '../operations/representations.ts';
-import { printJson, printLine, printNote, printTable, UsageError, type CliContext } from './cli-context.ts';
-import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
+import { printJson, printLine, printList, printNote, UsageError } from './cli-context.ts';
+import { databaseGroup } from './command-spec.ts';
 
-export const KEYS: CommandGroup = {
+export const KEYS = databaseGroup({
   name: 'keys',
   summary: "API keys: issued for an account, shown once (only a hash is stored), rolled, listed and revoked by their id.",
   commands: [
@@ -20,9 +20,24 @@ export const KEYS: CommandGroup = {
         scope: { type: 'string', value: 'read|write', help: 'what the key may do: write, every endpoint (default); read, GET only' },
         'expires-in': { type: 'string', value: 'DURATION', help: 'expires after 90d, 12h or 30m (days, hours, minutes; at most 10 years)' },
         'expires-at': { type: 'string', value: 'ISO-8601', help: 'expires at this instant, such as 2027-03-01T00:00:00Z (within 10 years)' },
-        ...DATABASE_FLAGS,
       },
       examples: ['KEY=$(npx account-api keys create alice --label ci-runner)', 'npx account-api keys create alice --scope read --expires-in 90d'],
+      run: async (context, { store, actor }, [username]) => {
+        const environment = context.flags.sandbox ? 'sandbox' : 'live';
+        const { key, token } = await createKey(store, actor, {
+          username,
+          environment,
+          label: context.flags.label ?? null,
+          scope: context.flags.scope,
+          expiresIn: context.flags['expires-in'],
+          expiresAt: context.flags['expires-at'],
+        });
+        if (context.flags.json) return printJson(context, { ...keyJson(key), key: token });
+        // The key alone on stdout, so `KEY=$(account-api keys create alice)` works; the advice goes to stderr.
+        printLine(context, token);
+        const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`;
+        printNote(context, `Key ${key.keyId} for ${key.username} (scope ${key.scope}${expiry}): store it now, it cannot be shown again.`);
+      },
     },
     {
       words: ['keys', 'roll'],
@@ -32,26 +47,61 @@ export const KEYS: CommandGroup = {
         'to expire when the overlap ends. A key is rolled once; a revoked or expired key cannot be rolled.',
       flags: {
         overlap: { type: 'string', value: 'DURATION', help: `how long the old key keeps working: 24h, 30m, 7d... or 0, not at all (default ${DEFAULT_OVERLAP})` },
-        ...DATABASE_FLAGS,
       },
       examples: ['NEW_KEY=$(npx account-api keys roll 3kTqv9ZbW2aX --overlap 1h)'],
+      run: async (context, { store, actor }, [keyId]) => {
+        const environment = context.flags.sandbox ? 'sandbox' : 'live';
+        checkKeyIdArgument(keyId);
+        const rolled = await rollKey(store, actor, { keyId, environment, overlap: context.flags.overlap });
+        if (context.flags.json) return printJson(context, { ...keyJson(rolled.successor), key: rolled.token, rolled_from: keyJson(rolled.old) });
+        printLine(context, rolled.token);
+        printNote(
+          context,
+          `Key ${rolled.successor.keyId} for ${rolled.successor.username} replaces ${rolled.old.keyId}, which expires ${rolled.old.expiresAt}: ` +
+            'store the new key now, it cannot be shown again.',
+        );
+      },
     },
     {
       words: ['keys', 'list'],
       args: ['username'],
       summary: "Lists the account's keys: id, prefix, label, scope, state, created, expires, last used, revoked, and the key each was rolled into; never the secret.",
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api keys list alice'],
+      run: async (context, { store }, [username]) => {
+        const keys = await listKeys(store, { username });
+        printList(context, keys, {
+          json: keyJson,
+          empty: `${username} has no API keys.`,
+          columns: ['KEY_ID', 'PREFIX', 'LABEL', 'SCOPE', 'STATE', 'CREATED', 'EXPIRES', 'LAST_USED', 'REVOKED', 'ROLLED_INTO'],
+          row: (k) => [
+            k.keyId,
+            k.displayPrefix,
+            k.label ?? '-',
+            k.scope,
+            stateOf(k),
+            k.createdAt,
+            k.expiresAt ?? 'never',
+            k.lastUsedAt ?? 'never',
+            k.revokedAt ?? '-',
+            k.rolledInto ?? '-',
+          ],
+        });
+      },
     },
     {
       words: ['keys', 'revoke'],
       args: ['key-id'],
       summary: "Revokes a key by its id (the 12 characters after the prefix, as 'keys list' shows); servers refuse it from the next request.",
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api keys revoke 3kTqv9ZbW2aX'],
+      run: async (context, { store, actor }, [keyId]) => {
+        checkKeyIdArgument(keyId);
+        const key = await revokeKey(store, actor, { keyId });
+        if (context.flags.json) return printJson(context, keyJson(key));
+        return printLine(context, `Revoked key ${key.keyId} of ${key.username}; servers refuse it from now on.`);
+      },
     },
   ],
-};
+});
 
 /** active, expired or revoked, as of now. */
 function stateOf(key: ApiKeyRecord, now = Date.now()): string {
@@ -69,73 +119,5 @@ function keyJson(key: ApiKeyRecord) {
 function checkKeyIdArgument(keyId: string): void {
   if (!/^[0-9A-Za-z]{12}$/.test(keyId)) {
     throw new UsageError(`'${keyId}' is not a key id: a key id is the 12 characters after the prefix, as 'keys list' shows`);
-  }
-}
-
-export async function keysCommand(command: string | undefined, context: CliContext, store: Store, actor: AuditActor): Promise<void> {
-  const environment = context.flags.sandbox ? 'sandbox' : 'live';
-  switch (command) {
-    case 'create': {
-      const [username] = context.args as [string];
-      const { key, token } = await createKey(store, actor, {
-        username,
-        environment,
-        label: context.flags.label ?? null,
-        scope: context.flags.scope,
-        expiresIn: context.flags['expires-in'],
-        expiresAt: context.flags['expires-at'],
-      });
-      if (context.flags.json) return printJson(context, { ...keyJson(key), key: token });
-      // The key alone on stdout, so `KEY=$(account-api keys create alice)` works; the advice goes to stderr.
-      printLine(context, token);
-      const expiry = key.expiresAt === null ? '' : `, expires ${key.expiresAt}`;
-      printNote(context, `Key ${key.keyId} for ${key.username} (scope ${key.scope}${expiry}): store it now, it cannot be shown again.`);
-      return;
-    }
-    case 'roll': {
-      const [keyId] = context.args as [string];
-      checkKeyIdArgument(keyId);
-      const rolled = await rollKey(store, actor, { keyId, environment, overlap: context.flags.overlap });
-      if (context.flags.json) return printJson(context, { ...keyJson(rolled.successor), key: rolled.token, rolled_from: keyJson(rolled.old) });
-      printLine(context, rolled.token);
-      printNote(
-        context,
-        `Key ${rolled.successor.keyId} for ${rolled.successor.username} replaces ${rolled.old.keyId}, which expires ${rolled.old.expiresAt}: ` +
-          'store the new key now, it cannot be shown again.',
-      );
-      return;
-    }
-    case 'list': {
-      const [username] = context.args as [string];
-      const keys = await listKeys(store, { username });
-      if (context.flags.json) return printJson(context, keys.map((key) => keyJson(key)));
-      if (keys.length === 0) return printLine(context, `${username} has no API keys.`);
-      printTable(
-        context,
-        ['KEY_ID', 'PREFIX', 'LABEL', 'SCOPE', 'STATE', 'CREATED', 'EXPIRES', 'LAST_USED', 'REVOKED', 'ROLLED_INTO'],
-        keys.map((k) => [
-          k.keyId,
-          k.displayPrefix,
-          k.label ?? '-',
-          k.scope,
-          stateOf(k),
-          k.createdAt,
-          k.expiresAt ?? 'never',
-          k.lastUsedAt ?? 'never',
-          k.revokedAt ?? '-',
-          k.rolledInto ?? '-',
-        ]),
-      );
-      return;
-    }
-    case 'revoke': {
-      const [keyId] = context.args as [string];
-      checkKeyIdArgument(keyId);
-      const key = await revokeKey(store, actor, { keyId });
-      if (context.flags.json) return printJson(context, keyJson(key));
-      return printLine(context, `Revoked key ${key.keyId} of ${key.username}; servers refuse it from now on.`);
-    }
-    default:
-      throw new Error(`keys has no command '${command}'`);
   }
 }

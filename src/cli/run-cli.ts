@@ -5,20 +5,20 @@ import { userInfo } from 'node:os';
 import { isDomainError } from '../domain/errors.ts';
 import { cliActor } from '../operations/actor.ts';
 import { openStore } from '../store/open-store.ts';
-import { ADMIN_TOKENS, adminTokensCommand } from './admin-tokens.ts';
-import { AUDIT, auditCommand } from './audit.ts';
+import { ADMIN_TOKENS } from './admin-tokens.ts';
+import { AUDIT } from './audit.ts';
 import { BACKUP, backupCommand } from './backup.ts';
 import { CALL, callCommand } from './call.ts';
 import { CLOSED_OUTPUT_STATUS, onClosedOutput } from './closed-output.ts';
 import { withCredentialNotices } from './credential-notices.ts';
 import { UsageError, type CliContext, type CliFlags, type CliIo } from './cli-context.ts';
-import { commandName, synopsis, type CommandGroup } from './command-spec.ts';
-import { KEYS, keysCommand } from './keys.ts';
+import { commandName, synopsis, type CommandGroup, type DatabaseCommand, type PositionalArgs } from './command-spec.ts';
+import { KEYS } from './keys.ts';
 import { MIGRATE, migrateCommand } from './migrate.ts';
 import { parseCommandLine } from './parse-command-line.ts';
 import { SERVE, serveCommand } from './serve.ts';
-import { USERS, usersCommand } from './users.ts';
-import { WEBHOOKS, webhooksCommand } from './webhooks.ts';
+import { USERS } from './users.ts';
+import { WEBHOOKS } from './webhooks.ts';
 import { terminalJson, terminalText } from './terminal-text.ts';
 
 /** Every command, in the order --help lists them. */
@@ -96,11 +96,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       }
       // The other commands bring a fresh database up to date too, so the first `users create` just works.
       await store.migrate();
-      if (group === AUDIT) await auditCommand(context, store);
-      else if (group === ADMIN_TOKENS) await adminTokensCommand(command.words[1], context, store, cliActor(operatingSystemUser()));
-      else if (group === WEBHOOKS) await webhooksCommand(command.words[1], context, store, config, cliActor(operatingSystemUser()).actor);
-      else if (group === USERS) await usersCommand(command.words[1], context, store, cliActor(operatingSystemUser()));
-      else await keysCommand(command.words[1], context, store, cliActor(operatingSystemUser()));
+      // What is left is a group of DatabaseCommands (users, keys, admin-tokens, audit, webhooks): each runs itself.
+      await (command as DatabaseCommand).run(context, { store, config, actor: cliActor(operatingSystemUser()) }, args as unknown as PositionalArgs);
       return 0;
     } finally {
       await store.close();

@@ -2,12 +2,12 @@
 import { loadTimezoneCatalog } from '../domain/timezones.ts';
 import { createAccount, deleteAccount, findAccount, listAccounts, setPremium } from '../operations/accounts.ts';
 import { listKeys } from '../operations/keys.ts';
-import type { Account, AuditActor, Store } from '../store/store.ts';
+import type { Account } from '../store/store.ts';
 import { accountJson } from '../operations/representations.ts';
-import { printJson, printLine, printTable, UsageError, type CliContext } from './cli-context.ts';
-import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
+import { printJson, printLine, printList, printTable, UsageError } from './cli-context.ts';
+import { databaseGroup } from './command-spec.ts';
 
-export const USERS: CommandGroup = {
+export const USERS = databaseGroup({
   name: 'users',
   summary: 'Accounts in the database the server uses, also while it runs: a change takes effect at once.',
   commands: [
@@ -19,105 +19,84 @@ export const USERS: CommandGroup = {
         name: { type: 'string', value: 'NAME', help: 'its display name (default: the username)' },
         timezone: { type: 'string', value: 'TZ', help: 'an IANA timezone such as Europe/Paris (default: UTC)' },
         premium: { type: 'boolean', help: 'with Premium, which the settings and user endpoints need' },
-        ...DATABASE_FLAGS,
       },
       examples: ['npx account-api users create alice --name "Alice" --premium'],
+      run: async (context, { store, actor }, [username]) => {
+        const account = await createAccount(store, actor, loadTimezoneCatalog(), {
+          username,
+          name: context.flags.name,
+          timezone: context.flags.timezone,
+          premium: context.flags.premium,
+        });
+        if (context.flags.json) return printJson(context, accountJson(account));
+        printLine(context, `Created ${describe(account)}.`);
+        printLine(context, `Give it an API key with: npx account-api keys create ${account.username}${context.flags.sandbox ? ' --sandbox' : ''}`);
+      },
     },
     {
       words: ['users', 'list'],
-      args: [],
       summary: 'Lists every account: id, username, Premium, timezone and name.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api users list --json'],
+      run: async (context, { store }) => {
+        const accounts = await listAccounts(store);
+        printList(context, accounts, {
+          json: accountJson,
+          empty: 'No accounts yet.',
+          columns: ['USER_ID', 'USERNAME', 'PREMIUM', 'TIMEZONE', 'NAME'],
+          row: (a) => [String(a.id), a.username, a.premium ? 'yes' : 'no', a.timezone, a.name],
+        });
+      },
     },
     {
       words: ['users', 'show'],
       args: ['username'],
       summary: 'Shows one account and how many API keys it has that are neither revoked nor expired.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api users show alice'],
+      run: async (context, { store }, [username]) => {
+        const account = await findAccount(store, { username });
+        const keys = await listKeys(store, { username });
+        // Keys that still open the account: neither revoked nor expired.
+        const now = new Date().toISOString();
+        const activeKeys = keys.filter((key) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now)).length;
+        if (context.flags.json) return printJson(context, { ...accountJson(account), active_keys: activeKeys });
+        printTable(context, ['FIELD', 'VALUE'], [
+          ['user_id', String(account.id)],
+          ['username', account.username],
+          ['name', account.name],
+          ['timezone', account.timezone],
+          ['premium', account.premium ? 'yes' : 'no'],
+          ['created_at', account.createdAt],
+          ['active_keys', String(activeKeys)],
+        ]);
+      },
     },
     {
       words: ['users', 'premium'],
       args: ['username', 'on|off'],
       summary: "Grants or removes an account's Premium; servers apply it from the next request.",
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api users premium alice off'],
+      run: async (context, { store, actor }, [username, state]) => {
+        if (state !== 'on' && state !== 'off') throw new UsageError(`Premium is 'on' or 'off', not '${state}'`);
+        const account = await setPremium(store, actor, { username, premium: state === 'on' });
+        if (context.flags.json) return printJson(context, accountJson(account));
+        return printLine(context, `Premium is now ${state} for ${account.username}.`);
+      },
     },
     {
       words: ['users', 'delete'],
       args: ['username'],
       summary: 'Deletes an account and all of its API keys.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api users delete alice'],
+      run: async (context, { store, actor }, [username]) => {
+        await deleteAccount(store, actor, { username });
+        if (context.flags.json) return printJson(context, { deleted: username });
+        return printLine(context, `Deleted ${username} and all of its API keys.`);
+      },
     },
   ],
-};
+});
 
 
 function describe(account: Account): string {
   return `${account.username} (user_id ${account.id}, ${account.premium ? 'Premium' : 'not Premium'}, name ${JSON.stringify(account.name)}, timezone ${account.timezone})`;
-}
-
-export async function usersCommand(command: string | undefined, context: CliContext, store: Store, actor: AuditActor): Promise<void> {
-  switch (command) {
-    case 'create': {
-      const [username] = context.args as [string];
-      const account = await createAccount(store, actor, loadTimezoneCatalog(), {
-        username,
-        name: context.flags.name,
-        timezone: context.flags.timezone,
-        premium: context.flags.premium,
-      });
-      if (context.flags.json) return printJson(context, accountJson(account));
-      printLine(context, `Created ${describe(account)}.`);
-      printLine(context, `Give it an API key with: npx account-api keys create ${account.username}${context.flags.sandbox ? ' --sandbox' : ''}`);
-      return;
-    }
-    case 'list': {
-      const accounts = await listAccounts(store);
-      if (context.flags.json) return printJson(context, accounts.map(accountJson));
-      if (accounts.length === 0) return printLine(context, 'No accounts yet.');
-      printTable(
-        context,
-        ['USER_ID', 'USERNAME', 'PREMIUM', 'TIMEZONE', 'NAME'],
-        accounts.map((a) => [String(a.id), a.username, a.premium ? 'yes' : 'no', a.timezone, a.name]),
-      );
-      return;
-    }
-    case 'show': {
-      const [username] = context.args as [string];
-      const account = await findAccount(store, { username });
-      const keys = await listKeys(store, { username });
-      // Keys that still open the account: neither revoked nor expired.
-      const now = new Date().toISOString();
-      const activeKeys = keys.filter((key) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now)).length;
-      if (context.flags.json) return printJson(context, { ...accountJson(account), active_keys: activeKeys });
-      printTable(context, ['FIELD', 'VALUE'], [
-        ['user_id', String(account.id)],
-        ['username', account.username],
-        ['name', account.name],
-        ['timezone', account.timezone],
-        ['premium', account.premium ? 'yes' : 'no'],
-        ['created_at', account.createdAt],
-        ['active_keys', String(activeKeys)],
-      ]);
-      return;
-    }
-    case 'premium': {
-      const [username, state] = context.args as [string, string];
-      if (state !== 'on' && state !== 'off') throw new UsageError(`Premium is 'on' or 'off', not '${state}'`);
-      const account = await setPremium(store, actor, { username, premium: state === 'on' });
-      if (context.flags.json) return printJson(context, accountJson(account));
-      return printLine(context, `Premium is now ${state} for ${account.username}.`);
-    }
-    case 'delete': {
-      const [username] = context.args as [string];
-      await deleteAccount(store, actor, { username });
-      if (context.flags.json) return printJson(context, { deleted: username });
-      return printLine(context, `Deleted ${username} and all of its API keys.`);
-    }
-    default:
-      throw new Error(`users has no command '${command}'`);
-  }
 }

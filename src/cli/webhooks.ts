@@ -1,21 +1,13 @@
 // `account-api webhooks ...`: endpoints that receive an event for every change to an account or a key (src/webhooks/).
-import type { Config } from '../config.ts';
-import { UsageError, printJson, printLine, printNote, printTable, type CliContext } from './cli-context.ts';
-import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
+import { printJson, printLine, printList, printNote, UsageError } from './cli-context.ts';
+import { databaseGroup, type DatabaseCommand } from './command-spec.ts';
 import type { Store } from '../store/store.ts';
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
-import {
-  addWebhookEndpoint,
-  disableWebhookEndpoint,
-  enableWebhookEndpoint,
-  listWebhookAttempts,
-  MAX_ATTEMPTS_LISTED,
-  redeliverWebhookEvent,
-} from '../webhooks/webhook-operations.ts';
+import { addWebhookEndpoint, listWebhookAttempts, MAX_ATTEMPTS_LISTED, redeliverWebhookEvent, switchWebhookEndpoint } from '../operations/webhooks.ts';
 import { attemptJson, endpointJson } from '../webhooks/representations.ts';
 import { MAX_WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
 
-export const WEBHOOKS: CommandGroup = {
+export const WEBHOOKS = databaseGroup({
   name: 'webhooks',
   summary:
     'Webhook endpoints: every change the audit trail records is sent to each endpoint subscribed to its type, signed as Standard ' +
@@ -30,55 +22,98 @@ export const WEBHOOKS: CommandGroup = {
       flags: {
         events: { type: 'string', value: 'TYPES', help: 'comma-separated event types to send (default: every type)' },
         description: { type: 'string', value: 'TEXT', help: 'what the endpoint is for (at most 200 characters, no control characters)' },
-        ...DATABASE_FLAGS,
       },
       examples: ['WEBHOOK_SECRET=$(npx account-api webhooks add https://hooks.example.com/account-api --events account.updated,key.revoked)'],
+      run: async (context, { store, config }, [id]) => {
+        const { endpoint, secret } = await addWebhookEndpoint(
+          store,
+          { url: id, events: context.flags.events, description: context.flags.description },
+          config.webhooks,
+        );
+        if (context.flags.json) return printJson(context, { ...endpointJson(endpoint), secret });
+        // The secret alone on stdout, so `WEBHOOK_SECRET=$(account-api webhooks add URL)` works.
+        printLine(context, secret);
+        printNote(context, `Webhook endpoint ${endpoint.endpointId} (${endpoint.url}): store its secret now, it cannot be shown again.`);
+      },
     },
     {
       words: ['webhooks', 'list'],
-      args: [],
       summary: 'Lists the endpoints: id, URL, event types, state (and why one is disabled), failing since; never a secret.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api webhooks list'],
+      run: async (context, { store }) => {
+        const endpoints = await everyEndpoint(store);
+        printList(context, endpoints, {
+          json: endpointJson,
+          empty: 'There are no webhook endpoints.',
+          columns: ['ENDPOINT_ID', 'URL', 'EVENTS', 'STATE', 'FAILING_SINCE', 'DESCRIPTION'],
+          row: (e) => [
+            e.endpointId,
+            e.url,
+            e.eventTypes?.join(',') ?? 'all',
+            e.disabledAt === null ? 'enabled' : `disabled at ${e.disabledAt}: ${e.disabledReason ?? ''}`,
+            e.failingSince ?? '-',
+            e.description ?? '-',
+          ],
+        });
+      },
     },
     {
       words: ['webhooks', 'remove'],
       args: ['endpoint-id'],
       summary: 'Removes an endpoint with its pending deliveries and their history.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api webhooks remove we_3kTqv9ZbW2aXcD4e5f6g'],
+      run: async (context, { store }, [id]) => {
+        const endpoint = await store.removeWebhookEndpoint(id);
+        if (context.flags.json) return printJson(context, endpointJson(endpoint));
+        return printLine(context, `Removed webhook endpoint ${endpoint.endpointId} (${endpoint.url}).`);
+      },
     },
     {
       words: ['webhooks', 'disable'],
       args: ['endpoint-id'],
       summary: 'Stops sending to an endpoint; no delivery is queued for it while disabled, and pending ones wait.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api webhooks disable we_3kTqv9ZbW2aXcD4e5f6g'],
+      run: switching('disable'),
     },
     {
       words: ['webhooks', 'enable'],
       args: ['endpoint-id'],
       summary: 'Sends to an endpoint again (one disabled by hand, or for failing): its pending deliveries resume.',
-      flags: DATABASE_FLAGS,
       examples: ['npx account-api webhooks enable we_3kTqv9ZbW2aXcD4e5f6g'],
+      run: switching('enable'),
     },
     {
       words: ['webhooks', 'deliveries'],
       args: ['endpoint-id'],
       summary: 'The newest attempts to an endpoint, newest first: when, the event, the status (or the error), the latency, the first bytes of the answer.',
-      flags: { limit: { type: 'string', value: 'N', help: `at most N attempts, 1 to ${MAX_ATTEMPTS_LISTED} (default 50)` }, ...DATABASE_FLAGS },
+      flags: { limit: { type: 'string', value: 'N', help: `at most N attempts, 1 to ${MAX_ATTEMPTS_LISTED} (default 50)` } },
       examples: ['npx account-api webhooks deliveries we_3kTqv9ZbW2aXcD4e5f6g --limit 10'],
+      run: async (context, { store }, [id]) => {
+        const attempts = await listWebhookAttempts(store, id, parseLimit(context.flags.limit));
+        printList(context, attempts, {
+          json: attemptJson,
+          empty: 'No delivery has been attempted to this endpoint yet.',
+          columns: ['WHEN', 'EVENT_ID', 'STATUS', 'LATENCY_MS', 'ANSWER'],
+          row: (a) => [a.attemptedAt, a.eventId, a.status === null ? `- (${a.error ?? 'no answer'})` : String(a.status), String(a.latencyMs), JSON.stringify(a.response?.slice(0, 60) ?? '')],
+        });
+      },
     },
     {
       words: ['webhooks', 'redeliver'],
       args: ['event-id'],
       summary:
         'Sends an event again, with the same id, to the endpoints it went to (or the one named): queued now, sent by serve within a second.',
-      flags: { endpoint: { type: 'string', value: 'ENDPOINT_ID', help: 'only to this endpoint' }, ...DATABASE_FLAGS },
+      flags: { endpoint: { type: 'string', value: 'ENDPOINT_ID', help: 'only to this endpoint' } },
       examples: ['npx account-api webhooks redeliver evt_Vn2y9w0bH6mQ1xG3kL8sZA'],
+      run: async (context, { store }, [id]) => {
+        const endpoints = await redeliverWebhookEvent(store, id, context.flags.endpoint ?? null);
+        if (context.flags.json) return printJson(context, { event_id: id, endpoints });
+        if (endpoints.length === 0) return printLine(context, `No endpoint takes event ${id}: nothing was queued.`);
+        return printLine(context, `Event ${id} queued again for ${endpoints.join(', ')}.`);
+      },
     },
   ],
-};
+});
 
 function parseLimit(text: string | undefined): number {
   if (text === undefined) return 50;
@@ -97,69 +132,11 @@ async function everyEndpoint(store: Store): Promise<WebhookEndpoint[]> {
   }
 }
 
-/** `by` is the CLI's `cli:<os user>`, named in a disabled endpoint's reason. */
-export async function webhooksCommand(command: string | undefined, context: CliContext, store: Store, config: Config, by: string): Promise<void> {
-  const [id] = context.args as [string];
-  switch (command) {
-    case 'add': {
-      const { endpoint, secret } = await addWebhookEndpoint(
-        store,
-        { url: id, events: context.flags.events, description: context.flags.description },
-        config.webhooks,
-      );
-      if (context.flags.json) return printJson(context, { ...endpointJson(endpoint), secret });
-      // The secret alone on stdout, so `WEBHOOK_SECRET=$(account-api webhooks add URL)` works.
-      printLine(context, secret);
-      printNote(context, `Webhook endpoint ${endpoint.endpointId} (${endpoint.url}): store its secret now, it cannot be shown again.`);
-      return;
-    }
-    case 'list': {
-      const endpoints = await everyEndpoint(store);
-      if (context.flags.json) return printJson(context, endpoints.map(endpointJson));
-      if (endpoints.length === 0) return printLine(context, 'There are no webhook endpoints.');
-      printTable(
-        context,
-        ['ENDPOINT_ID', 'URL', 'EVENTS', 'STATE', 'FAILING_SINCE', 'DESCRIPTION'],
-        endpoints.map((e) => [
-          e.endpointId,
-          e.url,
-          e.eventTypes?.join(',') ?? 'all',
-          e.disabledAt === null ? 'enabled' : `disabled at ${e.disabledAt}: ${e.disabledReason ?? ''}`,
-          e.failingSince ?? '-',
-          e.description ?? '-',
-        ]),
-      );
-      return;
-    }
-    case 'remove': {
-      const endpoint = await store.removeWebhookEndpoint(id);
-      if (context.flags.json) return printJson(context, endpointJson(endpoint));
-      return printLine(context, `Removed webhook endpoint ${endpoint.endpointId} (${endpoint.url}).`);
-    }
-    case 'disable':
-    case 'enable': {
-      const endpoint = command === 'disable' ? await disableWebhookEndpoint(store, id, by) : await enableWebhookEndpoint(store, id);
-      if (context.flags.json) return printJson(context, endpointJson(endpoint));
-      return printLine(context, `Webhook endpoint ${endpoint.endpointId} is ${endpoint.disabledAt === null ? 'enabled' : 'disabled'}.`);
-    }
-    case 'deliveries': {
-      const attempts = await listWebhookAttempts(store, id, parseLimit(context.flags.limit));
-      if (context.flags.json) return printJson(context, attempts.map(attemptJson));
-      if (attempts.length === 0) return printLine(context, 'No delivery has been attempted to this endpoint yet.');
-      printTable(
-        context,
-        ['WHEN', 'EVENT_ID', 'STATUS', 'LATENCY_MS', 'ANSWER'],
-        attempts.map((a) => [a.attemptedAt, a.eventId, a.status === null ? `- (${a.error ?? 'no answer'})` : String(a.status), String(a.latencyMs), JSON.stringify(a.response?.slice(0, 60) ?? '')]),
-      );
-      return;
-    }
-    case 'redeliver': {
-      const endpoints = await redeliverWebhookEvent(store, id, context.flags.endpoint ?? null);
-      if (context.flags.json) return printJson(context, { event_id: id, endpoints });
-      if (endpoints.length === 0) return printLine(context, `No endpoint takes event ${id}: nothing was queued.`);
-      return printLine(context, `Event ${id} queued again for ${endpoints.join(', ')}.`);
-    }
-    default:
-      throw new Error(`webhooks has no command '${command}'`);
-  }
+/** `webhooks disable` and `webhooks enable`; a disabled endpoint's reason names the CLI's `cli:<os user>`. */
+function switching(to: 'disable' | 'enable'): DatabaseCommand['run'] {
+  return async (context, { store, actor }, [id]) => {
+    const endpoint = await switchWebhookEndpoint(store, id, to, actor.actor);
+    if (context.flags.json) return printJson(context, endpointJson(endpoint));
+    return printLine(context, `Webhook endpoint ${endpoint.endpointId} is ${endpoint.disabledAt === null ? 'enabled' : 'disabled'}.`);
+  };
 }

@@ -1,10 +1,10 @@
-// The store contract for admin tokens and account paging (the admin API's needs), on every engine.
+// The store contract for admin tokens (the admin API's credentials), on every engine.
 import assert from 'node:assert/strict';
 import { requiring } from '../support/requiring.ts';
 import { issueAdminToken } from '../../src/domain/admin-tokens.ts';
 import { keyMatches } from '../../src/domain/api-keys.ts';
 import type { NewAdminToken } from '../../src/store/store.ts';
-import { account, domainCode, freshStore, isDate, type MakeStore } from './contract-support.ts';
+import { domainCode, freshStore, isDate, type MakeStore } from './contract-support.ts';
 
 function newAdminToken(label = 'billing'): NewAdminToken & { token: string } {
   const issued = issueAdminToken();
@@ -74,35 +74,6 @@ export function defineAdminTokenCases(engineName: string, makeStore: MakeStore, 
       await store.createAdminToken(token);
       await store.touchAdminToken(token.tokenId, new Date('2026-01-02T03:04:05.000Z'));
       assert.equal((await store.listAdminTokens())[0]?.lastUsedAt, '2026-01-02T03:04:05.000Z');
-    });
-  });
-
-  describe(`${engineName} store: audit pages`, () => {
-    test('entries before an id, and before an instant, for walking the trail back in time', async (t) => {
-      const { store } = await freshStore(t, makeStore);
-      const actor = { actor: 'admin:x', requestId: 'r', address: '127.0.0.1' };
-      for (const name of ['ann', 'ben', 'cat']) await store.createAccount(account(name), actor);
-      const all = await store.listAudit();
-      assert.equal(all.length, 3);
-      const older = await store.listAudit({ beforeId: all[2]!.id, limit: 1 });
-      assert.deepEqual(older.map((e) => e.username), ['ben']);
-      const untilLast = await store.listAudit({ until: new Date(Date.parse(all[2]!.occurredAt)) });
-      assert.ok(!untilLast.some((e) => e.id === all[2]!.id), 'until is not exclusive');
-      assert.deepEqual(await store.listAudit({ until: new Date(Date.parse(all[0]!.occurredAt) - 1000) }), []);
-    });
-  });
-
-  describe(`${engineName} store: account pages`, () => {
-    test('pages accounts by id after a given one, at most limit at a time', async (t) => {
-      const { store } = await freshStore(t, makeStore);
-      for (const name of ['ann', 'ben', 'cat', 'dan', 'eve']) await store.createAccount(account(name));
-      const first = await store.pageAccounts(null, 2);
-      assert.deepEqual(first.map((a) => a.username), ['ann', 'ben']);
-      const second = await store.pageAccounts(first.at(-1)!.id, 2);
-      assert.deepEqual(second.map((a) => a.username), ['cat', 'dan']);
-      const last = await store.pageAccounts(second.at(-1)!.id, 2);
-      assert.deepEqual(last.map((a) => a.username), ['eve']);
-      assert.deepEqual(await store.pageAccounts(last[0]!.id, 2), []);
     });
   });
 }

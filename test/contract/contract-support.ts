@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 
-import type { IssuedKey, KeyEnvironment } from '../../src/domain/api-keys.ts';
+import { issueKey, type IssuedKey, type KeyEnvironment } from '../../src/domain/api-keys.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import type { NewAccount, NewApiKey, Store } from '../../src/store/store.ts';
 
@@ -48,6 +48,16 @@ export function account(username: string, overrides: Partial<NewAccount> = {}): 
 
 export function newKey(key: IssuedKey, label: string | null = null): NewApiKey {
   return { keyId: key.keyId, hash: key.hash, displayPrefix: key.displayPrefix, label };
+}
+
+/** A new live key with the scope and expiry given. */
+export function scopedKey(scope: 'read' | 'write', expiresAt: Date | null = null, label: string | null = null): NewApiKey {
+  return { ...newKey(issueKey('live'), label), scope, expiresAt };
+}
+
+/** The account the key cases issue their keys to. */
+export async function withOwner(store: Store, username = 'alice'): Promise<void> {
+  await store.createAccount(account(username, { premium: true }));
 }
 
 /** Matches a rejection by its stable code (and kind when given). */

@@ -7,7 +7,7 @@ import { success } from '../../http/wire/envelope.ts';
 import { createAccount, deleteAccount, findAccount, setPremium, updateAccount } from '../../operations/accounts.ts';
 import type { Store } from '../../store/store.ts';
 import { actorOf } from '../admin-actor.ts';
-import { ADMIN_SECURITY, adminFailures, answerOf, BODY_MEDIA_TYPES, PREMIUM_PARAMETER, stringParameter } from '../admin-schemas.ts';
+import { adminRoute, fieldsOf, pageQuery, PREMIUM_PARAMETER, stringParameter, USERNAME_PATH } from '../admin-schemas.ts';
 import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';
 import { accountJson } from '../../operations/representations.ts';
 
@@ -15,12 +15,6 @@ export interface AccountRoutesOptions {
   readonly store: Store;
   readonly timezones: TimezoneCatalog;
 }
-
-const USERNAME_PATH = {
-  type: 'object',
-  required: ['username'],
-  properties: { username: stringParameter('The account’s username (case-insensitive)', 'alice') },
-} as const;
 
 /** A form sends "true"/"false", JSON sends true/false; anything else is the caller's to fix. */
 function premiumOf(value: boolean | string | undefined): boolean | undefined {
@@ -36,27 +30,19 @@ export async function adminAccountRoutes(app: FastifyInstance, options: AccountR
   const { store, timezones } = options;
 
   app.post<{ Body: AccountBody }>('/accounts', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Accounts', {
       operationId: 'createAccount',
       summary: 'Create an account',
       description: 'name defaults to the username, timezone to UTC, premium to false. Recorded in the audit trail as account.created.',
-      tags: ['Accounts'],
-      security: ADMIN_SECURITY,
-      consumes: BODY_MEDIA_TYPES,
-      body: {
-        type: 'object',
-        required: ['username'],
-        additionalProperties: false,
-        properties: {
-          username: stringParameter("1 to 64 letters, digits, '.', '_' or '-'; unique ignoring case", 'alice'),
-          name: stringParameter('Display name (default: the username)', 'Alice Liddell'),
-          timezone: stringParameter('An IANA timezone name or UTC (default: UTC)', 'Europe/Kyiv'),
-          premium: PREMIUM_PARAMETER,
-        },
-      },
-      response: { 201: answerOf('AdminAccountEnvelope', 'The account as created'), ...adminFailures({ body: true, notFound: false, conflict: true }) },
-    },
+      body: fieldsOf({
+        username: stringParameter("1 to 64 letters, digits, '.', '_' or '-'; unique ignoring case", 'alice'),
+        name: stringParameter('Display name (default: the username)', 'Alice Liddell'),
+        timezone: stringParameter('An IANA timezone name or UTC (default: UTC)', 'Europe/Kyiv'),
+        premium: PREMIUM_PARAMETER,
+      }, ['username']),
+      answer: [201, 'AdminAccountEnvelope', 'The account as created'],
+      conflict: true,
+    }),
     handler: async (request, reply) => {
       const { username, name, timezone } = request.body;
       const premium = premiumOf(request.body.premium);
@@ -66,23 +52,13 @@ export async function adminAccountRoutes(app: FastifyInstance, options: AccountR
   });
 
   app.get<{ Querystring: { limit?: string; cursor?: string } }>('/accounts', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Accounts', {
       operationId: 'listAccounts',
       summary: 'List accounts, a page at a time',
       description: 'Oldest first. Follow meta.next_cursor (null on the last page) with ?cursor=.',
-      tags: ['Accounts'],
-      security: ADMIN_SECURITY,
-      querystring: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          limit: stringParameter('Accounts per page, 1 to 100 (default 50)', '50'),
-          cursor: stringParameter('meta.next_cursor of the previous page', 'YTEy'),
-        },
-      },
-      response: { 200: answerOf('AdminAccountPageEnvelope', 'A page of accounts'), ...adminFailures({ body: false, notFound: false }) },
-    },
+      querystring: pageQuery('Accounts', 'YTEy'),
+      answer: [200, 'AdminAccountPageEnvelope', 'A page of accounts'],
+    }),
     handler: async (request) => {
       const limit = pageLimit(request.query.limit);
       const after = decodeCursor('accounts', request.query.cursor);
@@ -93,42 +69,31 @@ export async function adminAccountRoutes(app: FastifyInstance, options: AccountR
   });
 
   app.get<{ Params: { username: string } }>('/accounts/:username', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Accounts', {
       operationId: 'getAccount',
       summary: 'Read an account',
       description: 'Its name, timezone, Premium flag and creation time; 404 account_not_found when no account has this username. Reading records nothing in the audit trail.',
-      tags: ['Accounts'],
-      security: ADMIN_SECURITY,
       params: USERNAME_PATH,
-      response: { 200: answerOf('AdminAccountEnvelope', 'The account'), ...adminFailures({ body: false, notFound: true }) },
-    },
+      answer: [200, 'AdminAccountEnvelope', 'The account'],
+    }),
     handler: async (request) => success(accountJson(await findAccount(store, { username: request.params.username }))),
   });
 
   app.patch<{ Params: { username: string }; Body: ChangeBody }>('/accounts/:username', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Accounts', {
       operationId: 'updateAccount',
       summary: 'Change an account',
       description:
         'Any of premium, name and timezone; each is checked before any is written. Each change is its own audit entry ' +
         '(account.premium_changed, account.updated); a value that does not change records nothing.',
-      tags: ['Accounts'],
-      security: ADMIN_SECURITY,
-      consumes: BODY_MEDIA_TYPES,
       params: USERNAME_PATH,
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          premium: PREMIUM_PARAMETER,
-          name: stringParameter('Display name', 'Alice Liddell'),
-          timezone: stringParameter('An IANA timezone name or UTC', 'Asia/Tokyo'),
-        },
-      },
-      response: { 200: answerOf('AdminAccountEnvelope', 'The account as changed'), ...adminFailures({ body: true, notFound: true }) },
-    },
+      body: fieldsOf({
+        premium: PREMIUM_PARAMETER,
+        name: stringParameter('Display name', 'Alice Liddell'),
+        timezone: stringParameter('An IANA timezone name or UTC', 'Asia/Tokyo'),
+      }),
+      answer: [200, 'AdminAccountEnvelope', 'The account as changed'],
+    }),
     handler: async (request) => {
       const { username } = request.params;
       const { name, timezone } = request.body;
@@ -148,16 +113,13 @@ export async function adminAccountRoutes(app: FastifyInstance, options: AccountR
   });
 
   app.delete<{ Params: { username: string } }>('/accounts/:username', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Accounts', {
       operationId: 'deleteAccount',
       summary: 'Delete an account and all of its keys',
       description: 'Its audit entries stay (account.deleted is the last).',
-      tags: ['Accounts'],
-      security: ADMIN_SECURITY,
       params: USERNAME_PATH,
-      response: { 200: answerOf('AdminDeletedAccountEnvelope', 'What was deleted'), ...adminFailures({ body: false, notFound: true }) },
-    },
+      answer: [200, 'AdminDeletedAccountEnvelope', 'What was deleted'],
+    }),
     handler: async (request) => {
       const account = await findAccount(store, { username: request.params.username });
       await deleteAccount(store, actorOf(request), { username: account.username });

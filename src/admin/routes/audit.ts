@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../domain/errors.ts';
 import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
-import { ADMIN_SECURITY, adminFailures, answerOf, stringParameter } from '../admin-schemas.ts';
+import { adminRoute, pageQuery, stringParameter } from '../admin-schemas.ts';
 import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';
 import { auditJson } from '../../operations/representations.ts';
 
@@ -26,29 +26,20 @@ type AuditQuery = { username?: string; since?: string; until?: string; limit?: s
 export async function adminAuditRoutes(app: FastifyInstance, options: { readonly store: Store }) {
   const { store } = options;
   app.get<{ Querystring: AuditQuery }>('/audit', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Audit', {
       operationId: 'readAudit',
       summary: 'Read the audit trail',
       description:
         'Every change to an account, a key or an admin token, newest first: who (actor), what (action, changes), when, and from which ' +
         'request and address. since is inclusive, until exclusive. Follow meta.next_cursor (null on the last page) with ?cursor=, ' +
         'keeping the same filters.',
-      tags: ['Audit'],
-      security: ADMIN_SECURITY,
-      querystring: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          username: stringParameter("Only this account's entries (also after it was deleted)", 'alice'),
-          since: stringParameter('Entries at or after this instant (ISO 8601)', '2026-11-01T00:00:00Z'),
-          until: stringParameter('Entries before this instant (ISO 8601)', '2026-12-01'),
-          limit: stringParameter('Entries per page, 1 to 100 (default 50)', '50'),
-          cursor: stringParameter('meta.next_cursor of the previous page', 'ZTQy'),
-        },
-      },
-      response: { 200: answerOf('AdminAuditPageEnvelope', 'A page of entries, newest first'), ...adminFailures({ body: false, notFound: false }) },
-    },
+      querystring: pageQuery('Entries', 'ZTQy', {
+        username: stringParameter("Only this account's entries (also after it was deleted)", 'alice'),
+        since: stringParameter('Entries at or after this instant (ISO 8601)', '2026-11-01T00:00:00Z'),
+        until: stringParameter('Entries before this instant (ISO 8601)', '2026-12-01'),
+      }),
+      answer: [200, 'AdminAuditPageEnvelope', 'A page of entries, newest first'],
+    }),
     handler: async (request) => {
       const { username } = request.query;
       const since = instant(request.query.since, 'since');

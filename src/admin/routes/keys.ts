@@ -5,7 +5,7 @@ import { success } from '../../http/wire/envelope.ts';
 import { createKey, listKeys, revokeKey, rollKey } from '../../operations/keys.ts';
 import type { Store } from '../../store/store.ts';
 import { actorOf } from '../admin-actor.ts';
-import { ADMIN_SECURITY, adminFailures, answerOf, BODY_MEDIA_TYPES, stringParameter } from '../admin-schemas.ts';
+import { adminRoute, fieldsOf, pathParameter, stringParameter, USERNAME_PATH } from '../admin-schemas.ts';
 import { keyJson } from '../../operations/representations.ts';
 
 export interface KeyRoutesOptions {
@@ -14,17 +14,7 @@ export interface KeyRoutesOptions {
   readonly environment: KeyEnvironment;
 }
 
-const USERNAME_PATH = {
-  type: 'object',
-  required: ['username'],
-  properties: { username: stringParameter('The account’s username (case-insensitive)', 'alice') },
-} as const;
-
-const KEY_ID_PATH = {
-  type: 'object',
-  required: ['key_id'],
-  properties: { key_id: stringParameter('The key’s id: the 12 characters after its prefix', '3kTqv9ZbW2aX') },
-} as const;
+const KEY_ID_PATH = pathParameter('key_id', 'The key’s id: the 12 characters after its prefix', '3kTqv9ZbW2aX');
 
 type NewKeyBody = { label?: string; scope?: string; expires_at?: string };
 
@@ -32,26 +22,19 @@ export async function adminKeyRoutes(app: FastifyInstance, options: KeyRoutesOpt
   const { store, environment } = options;
 
   app.post<{ Params: { username: string }; Body: NewKeyBody }>('/accounts/:username/keys', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Keys', {
       operationId: 'createKey',
       summary: 'Issue an API key for an account',
       description: 'The answer holds the key itself, this once: only its hash is stored. Recorded as key.created.',
-      tags: ['Keys'],
-      security: ADMIN_SECURITY,
-      consumes: BODY_MEDIA_TYPES,
       params: USERNAME_PATH,
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          label: stringParameter('A note to tell keys apart (at most 100 characters)', 'billing-sync'),
-          scope: stringParameter('read (GET calls only) or write (every call; the default)', 'read'),
-          expires_at: stringParameter('When the key stops working: an ISO 8601 date or time with its zone, within 10 years', '2027-03-01T00:00:00Z'),
-        },
-      },
-      response: { 201: answerOf('AdminIssuedKeyEnvelope', 'The key, shown this once'), ...adminFailures({ body: true, notFound: true, conflict: true }) },
-    },
+      body: fieldsOf({
+        label: stringParameter('A note to tell keys apart (at most 100 characters)', 'billing-sync'),
+        scope: stringParameter('read (GET calls only) or write (every call; the default)', 'read'),
+        expires_at: stringParameter('When the key stops working: an ISO 8601 date or time with its zone, within 10 years', '2027-03-01T00:00:00Z'),
+      }),
+      answer: [201, 'AdminIssuedKeyEnvelope', 'The key, shown this once'],
+      conflict: true,
+    }),
     handler: async (request, reply) => {
       const { label, scope, expires_at: expiresAt } = request.body;
       const issued = await createKey(store, actorOf(request), { username: request.params.username, environment, label, scope, expiresAt });
@@ -60,39 +43,29 @@ export async function adminKeyRoutes(app: FastifyInstance, options: KeyRoutesOpt
   });
 
   app.get<{ Params: { username: string } }>('/accounts/:username/keys', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Keys', {
       operationId: 'listKeys',
       summary: "List an account's keys",
       description: 'Every key, revoked and expired ones too, oldest first; never a secret.',
-      tags: ['Keys'],
-      security: ADMIN_SECURITY,
       params: USERNAME_PATH,
-      response: { 200: answerOf('AdminKeyListEnvelope', "The account's keys"), ...adminFailures({ body: false, notFound: true }) },
-    },
+      answer: [200, 'AdminKeyListEnvelope', "The account's keys"],
+    }),
     handler: async (request) => success((await listKeys(store, { username: request.params.username })).map(keyJson)),
   });
 
   app.post<{ Params: { key_id: string }; Body: { overlap?: string } }>('/keys/:key_id/roll', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Keys', {
       operationId: 'rollKey',
       summary: 'Roll a key: issue its successor, and let the old one expire',
       description:
         "The successor keeps the old key's account, label, scope and lifetime. The old key keeps working for the overlap " +
         '(default 24h; 0 stops it at once). A key is rolled once: one rolled already is refused (409 key_already_rolled, ' +
         'naming its successor), a revoked or expired key too (409 key_inactive). Recorded as key.rolled.',
-      tags: ['Keys'],
-      security: ADMIN_SECURITY,
-      consumes: BODY_MEDIA_TYPES,
       params: KEY_ID_PATH,
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { overlap: stringParameter('How long the old key keeps working: 90d, 12h, 30m, or 0 (default 24h)', '1h') },
-      },
-      response: { 200: answerOf('AdminRolledKeyEnvelope', 'Both keys, and the successor shown this once'), ...adminFailures({ body: true, notFound: true, conflict: true }) },
-    },
+      body: fieldsOf({ overlap: stringParameter('How long the old key keeps working: 90d, 12h, 30m, or 0 (default 24h)', '1h') }),
+      answer: [200, 'AdminRolledKeyEnvelope', 'Both keys, and the successor shown this once'],
+      conflict: true,
+    }),
     handler: async (request) => {
       const rolled = await rollKey(store, actorOf(request), { keyId: request.params.key_id, environment, overlap: request.body.overlap });
       return success({ old: keyJson(rolled.old), successor: keyJson(rolled.successor), key: rolled.token });
@@ -100,16 +73,13 @@ export async function adminKeyRoutes(app: FastifyInstance, options: KeyRoutesOpt
   });
 
   app.delete<{ Params: { key_id: string } }>('/keys/:key_id', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Keys', {
       operationId: 'revokeKey',
       summary: 'Revoke a key',
       description: 'Servers refuse it from the next request. Revoking again keeps the first time and records nothing. Recorded as key.revoked.',
-      tags: ['Keys'],
-      security: ADMIN_SECURITY,
       params: KEY_ID_PATH,
-      response: { 200: answerOf('AdminKeyEnvelope', 'The key as revoked'), ...adminFailures({ body: false, notFound: true }) },
-    },
+      answer: [200, 'AdminKeyEnvelope', 'The key as revoked'],
+    }),
     handler: async (request) => success(keyJson(await revokeKey(store, actorOf(request), { keyId: request.params.key_id }))),
   });
 }

@@ -4,20 +4,13 @@ import { HttpError } from '../../http/failures/http-error.ts';
 import { RepeatedValues } from '../../http/wire/form-encoding.ts';
 import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
-import {
-  addWebhookEndpoint,
-  disableWebhookEndpoint,
-  enableWebhookEndpoint,
-  listWebhookAttempts,
-  MAX_ATTEMPTS_LISTED,
-  redeliverWebhookEvent,
-} from '../../webhooks/webhook-operations.ts';
+import { addWebhookEndpoint, listWebhookAttempts, MAX_ATTEMPTS_LISTED, redeliverWebhookEvent, switchWebhookEndpoint } from '../../operations/webhooks.ts';
 import { attemptJson, endpointJson } from '../../webhooks/representations.ts';
 import { MAX_WEBHOOK_ENDPOINTS } from '../../store/webhooks/webhook-store.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { actorOf } from '../admin-actor.ts';
 import { decodeEndpointCursor, encodeEndpointCursor, pageLimit } from '../paging.ts';
-import { ADMIN_SECURITY, adminFailures, answerOf, BODY_MEDIA_TYPES, stringParameter } from '../admin-schemas.ts';
+import { adminRoute, fieldsOf, pageQuery, pathParameter, stringParameter } from '../admin-schemas.ts';
 
 export interface WebhookRoutesOptions {
   readonly store: Store;
@@ -25,11 +18,7 @@ export interface WebhookRoutesOptions {
   readonly settings: { readonly allowPrivate: boolean; readonly secretsKey: Buffer | null };
 }
 
-const ENDPOINT_PATH = {
-  type: 'object',
-  required: ['endpoint_id'],
-  properties: { endpoint_id: stringParameter('The endpoint’s id, we_...', 'we_3kTqv9ZbW2aXcD4e5f6g') },
-} as const;
+const ENDPOINT_PATH = pathParameter('endpoint_id', 'The endpoint’s id, we_...', 'we_3kTqv9ZbW2aXcD4e5f6g');
 
 /** What `events` may be: a JSON list of types, or one text (comma-separated, as a form sends it); absent: every type. */
 const EVENTS_PARAMETER = {
@@ -70,32 +59,21 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
   const { store, settings } = options;
 
   app.post<{ Body: { url: string; events?: string | string[]; description?: string } }>('/webhooks', {
-    config: { adminAccess: 'token' },
-    preValidation: checkEventsShape,
-    schema: {
+    ...adminRoute('Webhooks', {
       operationId: 'addWebhookEndpoint',
       summary: 'Register a webhook endpoint',
       description:
         'The answer holds the endpoint’s signing secret (whsec_...), this once. The URL must be http(s) and, unless the server runs with ' +
         `WEBHOOK_ALLOW_PRIVATE=1, at a public address. A deployment has at most ${MAX_WEBHOOK_ENDPOINTS} endpoints (409 too_many_webhook_endpoints past it).`,
-      tags: ['Webhooks'],
-      security: ADMIN_SECURITY,
-      consumes: BODY_MEDIA_TYPES,
-      body: {
-        type: 'object',
-        required: ['url'],
-        additionalProperties: false,
-        properties: {
-          url: stringParameter('Where to send the events: an http(s) URL', 'https://hooks.example.com/account-api'),
-          events: EVENTS_PARAMETER,
-          description: stringParameter('What the endpoint is for: at most 200 characters, without control characters', 'billing'),
-        },
-      },
-      response: {
-        201: answerOf('AdminNewWebhookEndpointEnvelope', 'The endpoint, and its secret shown this once'),
-        ...adminFailures({ body: true, notFound: false, conflict: true }),
-      },
-    },
+      body: fieldsOf({
+        url: stringParameter('Where to send the events: an http(s) URL', 'https://hooks.example.com/account-api'),
+        events: EVENTS_PARAMETER,
+        description: stringParameter('What the endpoint is for: at most 200 characters, without control characters', 'billing'),
+      }, ['url']),
+      answer: [201, 'AdminNewWebhookEndpointEnvelope', 'The endpoint, and its secret shown this once'],
+      conflict: true,
+    }),
+    preValidation: checkEventsShape,
     handler: async (request, reply) => {
       const { endpoint, secret } = await addWebhookEndpoint(store, request.body, settings);
       return reply.code(201).send(success({ ...endpointJson(endpoint), secret }));
@@ -103,25 +81,15 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
   });
 
   app.get<{ Querystring: { limit?: string; cursor?: string } }>('/webhooks', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Webhooks', {
       operationId: 'listWebhookEndpoints',
       summary: 'List the webhook endpoints',
       description:
         'The endpoints, oldest first, with their state (and why one is disabled); never a secret. Follow meta.next_cursor (null on the ' +
         'last page) with ?cursor=.',
-      tags: ['Webhooks'],
-      security: ADMIN_SECURITY,
-      querystring: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          limit: stringParameter('Endpoints per page, 1 to 100 (default 50)', '50'),
-          cursor: stringParameter('meta.next_cursor of the previous page', 'dzIwMjYtMTEtMjZUMDY6MDA6MDAuMDAwWnx3ZV8za1RxdjlaYlcyYVhjRDRlNWY2Zw'),
-        },
-      },
-      response: { 200: answerOf('AdminWebhookEndpointPageEnvelope', 'A page of endpoints, oldest first'), ...adminFailures({ body: false, notFound: false }) },
-    },
+      querystring: pageQuery('Endpoints', 'dzIwMjYtMTEtMjZUMDY6MDA6MDAuMDAwWnx3ZV8za1RxdjlaYlcyYVhjRDRlNWY2Zw'),
+      answer: [200, 'AdminWebhookEndpointPageEnvelope', 'A page of endpoints, oldest first'],
+    }),
     handler: async (request) => {
       const limit = pageLimit(request.query.limit);
       // One more than the page tells whether another follows.
@@ -132,77 +100,55 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
   });
 
   app.delete<{ Params: { endpoint_id: string } }>('/webhooks/:endpoint_id', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Webhooks', {
       operationId: 'removeWebhookEndpoint',
       summary: 'Remove a webhook endpoint',
       description: 'With its pending deliveries and their history.',
-      tags: ['Webhooks'],
-      security: ADMIN_SECURITY,
       params: ENDPOINT_PATH,
-      response: { 200: answerOf('AdminWebhookEndpointEnvelope', 'The endpoint removed'), ...adminFailures({ body: false, notFound: true }) },
-    },
+      answer: [200, 'AdminWebhookEndpointEnvelope', 'The endpoint removed'],
+    }),
     handler: async (request) => success(endpointJson(await store.removeWebhookEndpoint(request.params.endpoint_id))),
   });
 
   for (const action of ['disable', 'enable'] as const) {
     app.post<{ Params: { endpoint_id: string } }>(`/webhooks/:endpoint_id/${action}`, {
-      config: { adminAccess: 'token' },
-      schema: {
+      ...adminRoute('Webhooks', {
         operationId: `${action}WebhookEndpoint`,
         summary: action === 'disable' ? 'Stop sending to an endpoint' : 'Send to an endpoint again',
         description:
           action === 'disable'
             ? 'No delivery is queued for it while disabled; pending ones wait.'
             : 'For one disabled by hand or for failing: its pending deliveries resume, and its run of failures starts from zero.',
-        tags: ['Webhooks'],
-        security: ADMIN_SECURITY,
         params: ENDPOINT_PATH,
-        response: { 200: answerOf('AdminWebhookEndpointEnvelope', 'The endpoint'), ...adminFailures({ body: false, notFound: true }) },
-      },
+        answer: [200, 'AdminWebhookEndpointEnvelope', 'The endpoint'],
+      }),
       handler: async (request) => {
-        const id = request.params.endpoint_id;
-        return success(endpointJson(action === 'disable' ? await disableWebhookEndpoint(store, id, actorOf(request).actor) : await enableWebhookEndpoint(store, id)));
+        return success(endpointJson(await switchWebhookEndpoint(store, request.params.endpoint_id, action, actorOf(request).actor)));
       },
     });
   }
 
   app.get<{ Params: { endpoint_id: string }; Querystring: { limit?: string } }>('/webhooks/:endpoint_id/deliveries', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Webhooks', {
       operationId: 'listWebhookDeliveries',
       summary: 'The attempts to an endpoint, newest first',
       description: 'Each attempt: when, the event, the status (null: no answer, see error), the latency and the first bytes of the answer.',
-      tags: ['Webhooks'],
-      security: ADMIN_SECURITY,
       params: ENDPOINT_PATH,
-      querystring: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { limit: stringParameter(`At most this many, 1 to ${MAX_ATTEMPTS_LISTED} (default 50)`, '10') },
-      },
-      response: { 200: answerOf('AdminWebhookAttemptListEnvelope', 'The attempts'), ...adminFailures({ body: false, notFound: true }) },
-    },
+      querystring: fieldsOf({ limit: stringParameter(`At most this many, 1 to ${MAX_ATTEMPTS_LISTED} (default 50)`, '10') }),
+      answer: [200, 'AdminWebhookAttemptListEnvelope', 'The attempts'],
+    }),
     handler: async (request) => success((await listWebhookAttempts(store, request.params.endpoint_id, attemptsLimit(request.query.limit))).map(attemptJson)),
   });
 
   app.post<{ Params: { event_id: string }; Body: { endpoint_id?: string } | undefined }>('/webhook-events/:event_id/redeliver', {
-    config: { adminAccess: 'token' },
-    schema: {
+    ...adminRoute('Webhooks', {
       operationId: 'redeliverWebhookEvent',
       summary: 'Send an event again',
       description: 'With the same id, to the endpoints it went to (or the one named), due now.',
-      tags: ['Webhooks'],
-      security: ADMIN_SECURITY,
-      consumes: BODY_MEDIA_TYPES,
-      params: { type: 'object', required: ['event_id'], properties: { event_id: stringParameter('The event’s id, evt_...', 'evt_Vn2y9w0bH6mQ1xG3kL8sZA') } },
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { endpoint_id: stringParameter('Only to this endpoint', 'we_3kTqv9ZbW2aXcD4e5f6g') },
-      },
-      response: { 200: answerOf('AdminRedeliveryEnvelope', 'The endpoints the event is queued for'), ...adminFailures({ body: true, notFound: true }) },
-    },
+      params: pathParameter('event_id', 'The event’s id, evt_...', 'evt_Vn2y9w0bH6mQ1xG3kL8sZA'),
+      body: fieldsOf({ endpoint_id: stringParameter('Only to this endpoint', 'we_3kTqv9ZbW2aXcD4e5f6g') }),
+      answer: [200, 'AdminRedeliveryEnvelope', 'The endpoints the event is queued for'],
+    }),
     handler: async (request) => {
       const endpoints = await redeliverWebhookEvent(store, request.params.event_id, request.body?.endpoint_id ?? null);
       return success({ event_id: request.params.event_id, endpoints });

@@ -37,6 +37,23 @@ export const FAILURE_CODES = {
 
 export type FailureStatus = keyof typeof FAILURE_CODES;
 
+/** What any operation on either port can answer, whatever it does: a malformed request, a limit, a failing server. */
+const ALWAYS_POSSIBLE_STATUSES = [400, 401, 405, 408, 417, 429, 431, 500, 501, 503] as const;
+
+/**
+ * The statuses an operation can answer: those any operation can, and each of `depending` whose condition holds. In no
+ * particular order: a table keyed by status lists them in ascending order.
+ */
+export function possibleStatuses<S extends number>(depending: Readonly<Partial<Record<S, boolean | undefined>>>): S[] {
+  const more = Object.entries(depending).filter(([, holds]) => holds === true);
+  return [...ALWAYS_POSSIBLE_STATUSES, ...more.map(([status]) => Number(status))] as S[];
+}
+
+/** The entries of `table` for these statuses: how the admin port takes over the public port's codes and descriptions. */
+export function forStatuses<T extends Readonly<Record<number, unknown>>, const S extends keyof T & number>(table: T, statuses: readonly S[]): Pick<T, S> {
+  return Object.fromEntries(statuses.map((status) => [status, table[status]])) as Pick<T, S>;
+}
+
 export const FAILURE_DESCRIPTIONS: Readonly<Record<FailureStatus, string>> = {
   400: 'A parameter is missing, unknown, repeated, too long or invalid; the body, URL or request is malformed; Authorization is sent twice; or Idempotency-Key is not 1 to 255 printable ASCII characters.',
   401: 'Credentials are missing, malformed, wrong, revoked or expired, belong to the other environment, or are an admin token.',

@@ -1,6 +1,7 @@
 // JSON Schemas shared by the routes: request bodies, the success and failure envelopes; reused for validation, serialisation and OpenAPI.
-import { FAILURE_CODES, FAILURE_DESCRIPTIONS, type FailureStatus } from '../failures/failure-codes.ts';
-import { failureEnvelopeSchema, successEnvelopeSchema } from './envelope-schemas.ts';
+import { FAILURE_CODES, FAILURE_DESCRIPTIONS, possibleStatuses, type FailureStatus } from '../failures/failure-codes.ts';
+import { failureEnvelopeSchemas, successEnvelopeSchema } from './envelope-schemas.ts';
+import { recordSchema } from './record-schema.ts';
 import { RESPONSE_HEADERS, type ResponseHeader } from './response-headers.ts';
 
 export interface BodyField {
@@ -78,54 +79,28 @@ const emptyMeta = {
   properties: {},
 } as const;
 
-const hello = {
-  $id: 'Hello',
-  description: 'data of GET and POST /hello',
-  type: 'object',
-  required: ['name'],
-  properties: { name: { type: 'string', description: 'The display name of the caller, "World", or the name sent, exactly as sent' } },
-} as const;
+const hello = recordSchema('Hello', 'data of GET and POST /hello', { name: { type: 'string', description: 'The display name of the caller, "World", or the name sent, exactly as sent' } });
 
-const user = {
-  $id: 'User',
-  description: 'data of GET and POST /user: the calling account',
-  type: 'object',
-  required: ['user_id', 'username', 'name', 'timezone'],
-  properties: {
-    user_id: { type: 'integer', description: 'Identifier of the account, never reused' },
-    username: { type: 'string', description: 'Account name, the same used for authentication' },
-    name: { type: 'string', description: 'Display name, changeable with POST /user' },
-    timezone: { type: 'string', description: 'Timezone of the account' },
-  },
-} as const;
+const user = recordSchema('User', 'data of GET and POST /user: the calling account', {
+  user_id: { type: 'integer', description: 'Identifier of the account, never reused' },
+  username: { type: 'string', description: 'Account name, the same used for authentication' },
+  name: { type: 'string', description: 'Display name, changeable with POST /user' },
+  timezone: { type: 'string', description: 'Timezone of the account' },
+});
 
-const settings = {
-  $id: 'Settings',
-  description: 'data of GET and POST /settings',
-  type: 'object',
-  required: ['timezone'],
-  properties: { timezone: { type: 'string', description: 'A name from GET /settings/timezones' } },
-} as const;
+const settings = recordSchema('Settings', 'data of GET and POST /settings', { timezone: { type: 'string', description: 'A name from GET /settings/timezones' } });
 
-const timezonesMeta = {
-  $id: 'TimezonesMeta',
-  description: '`meta` of GET /settings/timezones',
-  type: 'object',
-  required: ['description'],
-  additionalProperties: false,
-  properties: { description: { type: 'string', examples: ['Data is a list of valid timezones.'] } },
-} as const;
+const timezonesMeta = recordSchema(
+  'TimezonesMeta',
+  '`meta` of GET /settings/timezones',
+  { description: { type: 'string', examples: ['Data is a list of valid timezones.'] } },
+  { closed: true },
+);
 
 /** The success envelope around one kind of `data`. */
 function successEnvelope(id: string, description: string, data: object, meta: object = ref('EmptyMeta')) {
   return successEnvelopeSchema(id, `The success envelope of ${description}: status "success", no messages, the payload in data`, data, meta);
 }
-
-function failureEnvelope(status: FailureStatus) {
-  return failureEnvelopeSchema(`Failure${status}`, FAILURE_DESCRIPTIONS[status], status, FAILURE_CODES[status], ref('EmptyMeta'));
-}
-
-const FAILURE_STATUSES = Object.keys(FAILURE_CODES).map(Number) as FailureStatus[];
 
 export const SHARED_SCHEMAS: readonly { readonly $id: string }[] = [
   emptyMeta,
@@ -142,7 +117,7 @@ export const SHARED_SCHEMAS: readonly { readonly $id: string }[] = [
     { type: 'array', items: { type: 'string' }, description: 'Timezone names' },
     ref('TimezonesMeta'),
   ),
-  ...FAILURE_STATUSES.map(failureEnvelope),
+  ...failureEnvelopeSchemas('Failure', FAILURE_CODES, FAILURE_DESCRIPTIONS, ref('EmptyMeta')),
 ];
 
 type SuccessEnvelopeId = 'HelloEnvelope' | 'UserEnvelope' | 'SettingsEnvelope' | 'TimezonesEnvelope';
@@ -208,23 +183,9 @@ export interface FailureOptions {
 
 /** Every failure the operation can answer, each status's codes enumerated in its shared schema. */
 export function failuresFor(options: FailureOptions) {
-  const statuses: FailureStatus[] = [
-    400,
-    401,
-    ...(options.premium ? [403 as const] : []),
-    ...(options.updatesAccount === true ? [404 as const] : []),
-    405,
-    408,
-    ...(options.conditionalWrite === true ? [409 as const, 412 as const] : []),
-    ...(options.body ? [413 as const, 415 as const] : []),
-    417,
-    ...(options.conditionalWrite === true ? [422 as const] : []),
-    429,
-    431,
-    500,
-    501,
-    503,
-  ];
+  const { premium, updatesAccount, conditionalWrite, body } = options;
+  const written = conditionalWrite;
+  const statuses = possibleStatuses<FailureStatus>({ 403: premium, 404: updatesAccount, 409: written, 412: written, 413: body, 415: body, 422: written });
   return Object.fromEntries(
     statuses.map((status) => {
       // On an operation's own path, a 404 can only mean that its account went away.

@@ -1,12 +1,12 @@
-// What an operator does with webhooks, the same from the CLI and (later) the admin API: add, list, remove, disable, enable,
-// read the attempts, send an event again.
+// Webhook endpoint operations, the one implementation the CLI and the admin API share: add, disable, enable, read the
+// attempts, send an event again.
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../domain/errors.ts';
 import type { Store } from '../store/store.ts';
-import { checkedAddress, parseWebhookUrl } from './address-check.ts';
+import { checkedAddress, parseWebhookUrl } from '../webhooks/address-check.ts';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
-import { sealSecret } from './secret-sealing.ts';
-import { newSigningSecret } from './signature.ts';
+import { sealSecret } from '../webhooks/secret-sealing.ts';
+import { newSigningSecret } from '../webhooks/signature.ts';
 import { invalidWebhookEvents, invalidWebhookUrl } from '../domain/webhooks/webhook-errors.ts';
 import type { DeliveryAttempt, WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
 
@@ -87,13 +87,12 @@ export async function addWebhookEndpoint(
   return { endpoint, secret };
 }
 
-export function disableWebhookEndpoint(store: Store, endpointId: string, by: string): Promise<WebhookEndpoint> {
-  return store.setWebhookEndpointEnabled(endpointId, false, `disabled by ${by}`);
-}
-
-/** Its pending deliveries resume at once, and the run of failures starts again from zero. */
-export function enableWebhookEndpoint(store: Store, endpointId: string): Promise<WebhookEndpoint> {
-  return store.setWebhookEndpointEnabled(endpointId, true);
+/**
+ * Stops or resumes sending to an endpoint; `by` (who asks) is named in a disabled endpoint's reason. Enabled, its pending
+ * deliveries resume at once, and the run of failures starts again from zero.
+ */
+export function switchWebhookEndpoint(store: Store, endpointId: string, to: 'disable' | 'enable', by: string): Promise<WebhookEndpoint> {
+  return to === 'disable' ? store.setWebhookEndpointEnabled(endpointId, false, `disabled by ${by}`) : store.setWebhookEndpointEnabled(endpointId, true);
 }
 
 export function listWebhookAttempts(store: Store, endpointId: string, limit = 50): Promise<DeliveryAttempt[]> {

@@ -1,5 +1,6 @@
-// Contract cases for the environment a database records: set once by migrate, refused to a store of the other environment,
-// inferred from the keys of a database made before it was recorded, and decided by exactly one of two racing first migrations.
+// Contract cases for the schema and the store's life: migrations applied once and in order, a newer schema refused, the
+// environment a database records (set once by migrate, refused to a store of the other environment, inferred from the keys
+// of a database made before it was recorded, decided by exactly one of two racing first migrations), and closing.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -8,7 +9,7 @@ import { requiring } from '../support/requiring.ts';
 import { issueKey, type KeyEnvironment } from '../../src/domain/api-keys.ts';
 import { loadMigrations } from '../../src/store/migrations.ts';
 import type { Store } from '../../src/store/store.ts';
-import { account, domainCode, freshStore, newKey, type MakeStore, type StoreUnderTest } from './contract-support.ts';
+import { account, domainCode, freshStore, isDate, newKey, type MakeStore, type StoreUnderTest } from './contract-support.ts';
 
 /** Both engines have one migration per version, twins of each other: a schema is current with this many. */
 const MIGRATION_COUNT = loadMigrations(join(import.meta.dirname, '../../src/store/sqlite/migrations')).length;
@@ -40,10 +41,56 @@ async function version1Database(t: TestContext, makeStore: MakeStore, keys: read
   }
   return subject;
 }
-
-export function defineEnvironmentCases(engineName: string, makeStore: MakeStore, skip?: string): void {
+export function defineSchemaCases(engineName: string, makeStore: MakeStore, skip?: string): void {
   // Without the engine every case is still listed, as skipped, so the summary counts them.
   const { describe, test } = requiring(skip);
+  describe(`${engineName} store: migrations`, () => {
+    test('migrate applies every migration once; a second run applies nothing', async (t) => {
+      const { store } = await freshStore(t, makeStore, { migrated: false });
+      const first = await store.migrate();
+      assert.ok(first.applied.length > 0, 'the first migrate applied nothing');
+      assert.deepEqual(first.applied, [...first.applied].sort((a, b) => a - b), 'migrations were not applied in order');
+      assert.equal(first.applied.at(-1), first.current, 'the report does not end at the current version');
+      const second = await store.migrate();
+      assert.deepEqual(second.applied, [], 'the second migrate applied migrations again');
+      assert.equal(second.current, first.current);
+    });
+
+    test('records each applied migration in schema_migrations', async (t) => {
+      const subject = await freshStore(t, makeStore);
+      const report = await subject.store.migrate();
+      const rows = await subject.migrationRows();
+      assert.deepEqual(
+        rows.map((row) => row.version),
+        Array.from({ length: report.current }, (_, index) => index + 1),
+        'one row per migration expected',
+      );
+      for (const row of rows) {
+        assert.match(row.name, /^[a-z0-9_]+$/);
+        assert.ok(isDate(row.appliedAt), `applied_at '${row.appliedAt}' is not a date`);
+      }
+    });
+
+    test('checkSchema fails with schema_outdated before migrate and passes after it', async (t) => {
+      const { store } = await freshStore(t, makeStore, { migrated: false });
+      await assert.rejects(store.checkSchema(), domainCode('schema_outdated', 'internal'), 'checkSchema passed on an empty database');
+      await store.migrate();
+      await store.checkSchema();
+    });
+
+    test('a schema version newer than the code makes migrate and checkSchema fail with schema_too_new', async (t) => {
+      const subject = await freshStore(t, makeStore);
+      await subject.recordMigration(999, 'from_the_future');
+      const before = await subject.migrationRows();
+      await assert.rejects(subject.store.migrate(), domainCode('schema_too_new', 'internal'), 'migrate ran on a newer schema');
+      await assert.rejects(subject.store.checkSchema(), domainCode('schema_too_new'), 'checkSchema accepted a newer schema');
+      const another = subject.openAnother();
+      await assert.rejects(another.checkSchema(), domainCode('schema_too_new'), 'a fresh connection accepted a newer schema');
+      await assert.rejects(another.checkSchema(), /newer than this build/, 'the message does not say the schema is newer');
+      assert.deepEqual(await subject.migrationRows(), before, 'refusing a newer schema still changed schema_migrations');
+    });
+  });
+
   describe(`${engineName} store: the database's environment`, () => {
     test("the first migrate of a new database records the store's environment, and later ones only check it", async (t) => {
       const subject = await freshStore(t, makeStore, { migrated: false });
@@ -151,40 +198,12 @@ export function defineEnvironmentCases(engineName: string, makeStore: MakeStore,
     });
   });
 
-  describe(`${engineName} store: accounts made with their key`, () => {
-    test('createAccountWithKey stores both, and the key opens the account', async (t) => {
+  describe(`${engineName} store: closing`, () => {
+    test('close() twice is safe', async (t) => {
       const { store } = await freshStore(t, makeStore);
-      const key = issueKey('sandbox');
-      const created = await store.createAccountWithKey(account('paired', { premium: true }), newKey(key, 'seeded'));
-      assert.equal(created.username, 'paired');
-      assert.equal(created.premium, true);
-      assert.deepEqual((await store.findCredential(key.keyId))?.account, created);
-      assert.deepEqual((await store.listKeys('paired')).map((record) => record.label), ['seeded']);
-    });
-
-    test('createAccountWithKey stores neither when the name is taken, nor when the key id is', async (t) => {
-      const { store } = await freshStore(t, makeStore);
-      await store.createAccount(account('Taken'));
-      const key = issueKey('sandbox');
-      await assert.rejects(store.createAccountWithKey(account('taken'), newKey(key)), domainCode('username_taken', 'conflict'));
-      assert.equal(await store.findCredential(key.keyId), null, 'the key was stored without its account');
-
-      const used = issueKey('sandbox');
-      await store.createKey('Taken', newKey(used));
-      await assert.rejects(store.createAccountWithKey(account('fresh'), newKey(used)), domainCode('key_exists', 'conflict'));
-      assert.equal(await store.findAccount('fresh'), null, 'the account was stored without its key');
-      assert.equal(await store.countAccounts(), 1);
-    });
-
-    test('updatePremium changes the account with that id only, and fails once it is deleted', async (t) => {
-      const { store } = await freshStore(t, makeStore);
-      const first = await store.createAccount(account('pat'));
-      assert.equal((await store.updatePremium(first.id, true)).premium, true);
-      assert.equal((await store.findAccount('pat'))?.premium, true);
-      await store.deleteAccount('pat');
-      await store.createAccount(account('pat'));
-      await assert.rejects(store.updatePremium(first.id, false), domainCode('account_not_found', 'not_found'));
-      assert.equal((await store.findAccount('pat'))?.premium, false, 'the new account of the same name was changed');
+      await store.close();
+      await store.close();
+      await assert.rejects(store.findAccount('x'), 'a closed store still answered');
     });
   });
 }
