@@ -81,6 +81,19 @@ export class PostgresEngine {
     }
   };
 
+  /** One statement whose rows are not wanted (a DELETE of a batch): answers how many it touched, and nothing else crosses. */
+  async rowCount(text: string, values: readonly unknown[] = []): Promise<number> {
+    const lease = await this.#lease();
+    try {
+      return (await lease.client.query(text, values as unknown[])).rowCount ?? 0;
+    } catch (error) {
+      if (isConnectionFailure(error)) lease.broken = error as Error;
+      throw translatePgError(error);
+    } finally {
+      lease.release();
+    }
+  }
+
   async one(text: string, values: readonly unknown[] = []): Promise<Row | undefined> {
     return (await this.query(text, values))[0];
   }
