@@ -16,7 +16,7 @@ export const ENVIRONMENT_VARIABLES = [
   // serve and the CLI
   'ACCOUNT_API_SANDBOX', 'DATABASE_URL', 'SANDBOX_DATABASE_URL', 'HOST', 'PORT', 'WORKERS', 'SANDBOX_URL', 'LOG_LEVEL',
   // the engines
-  'SQLITE_SYNCHRONOUS', 'SQLITE_BUSY_TIMEOUT_MS', 'CREDENTIAL_CACHE_SIZE', 'CREDENTIAL_CACHE_MAX_AGE_MS', 'PG_POOL_MAX', 'PG_CONNECT_TIMEOUT_MS', 'PG_STATEMENT_TIMEOUT_MS',
+  'SQLITE_SYNCHRONOUS', 'SQLITE_BUSY_TIMEOUT_MS', 'CREDENTIAL_CACHE_SIZE', 'CREDENTIAL_CACHE_MAX_AGE_MS', 'PG_POOL_MAX', 'PG_CONNECT_TIMEOUT_MS', 'PG_STATEMENT_TIMEOUT_MS', 'PG_PREPARED_STATEMENTS',
   'STORE_FAIL_FAST', 'REDIS_URL', 'REDIS_KEY_PREFIX',
   // limits
   'BODY_LIMIT_BYTES', 'REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'MAX_CONNECTIONS', 'MAX_HEADER_BYTES', 'MAX_PARAMETERS',
@@ -152,6 +152,8 @@ export interface PostgresSettings {
   readonly connectTimeoutMs: number;
   /** Longest a single statement may run before PostgreSQL cancels it. */
   readonly statementTimeoutMs: number;
+  /** Statements with parameters are prepared once per connection and then only bound: off behind a transaction pooler. */
+  readonly preparedStatements: boolean;
 }
 
 /** What Node's HTTP server allows each connection: slow, idle or oversized ones are closed. */
@@ -452,6 +454,7 @@ export function loadConfig(env: Environment, flags: ConfigFlags = {}, cwd: strin
       poolMax: integer('PG_POOL_MAX', env.PG_POOL_MAX, 10, 1, 1000),
       connectTimeoutMs: integer('PG_CONNECT_TIMEOUT_MS', env.PG_CONNECT_TIMEOUT_MS, 2000, 100, 60_000),
       statementTimeoutMs: integer('PG_STATEMENT_TIMEOUT_MS', env.PG_STATEMENT_TIMEOUT_MS, 5000, 100, 600_000),
+      preparedStatements: oneOf('PG_PREPARED_STATEMENTS', env.PG_PREPARED_STATEMENTS, ['on', 'off'], 'on') === 'on',
     },
     storeFailFast: flags.storeFailFast === true || oneOf('STORE_FAIL_FAST', env.STORE_FAIL_FAST, ['0', '1'], '0') === '1',
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES, 16 * 1024, 1024, 1024 * 1024),

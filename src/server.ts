@@ -51,18 +51,18 @@ const startupLog = {
  * What is done once per start, whatever the number of processes: migrations, which also refuse a database of the other
  * environment (the store was opened for config.environment), then the sandbox's demo accounts.
  */
-export async function prepareStore(store: Store, config: Config): Promise<{ demoAccounts: DemoAccount[]; accountCount: number }> {
+export async function prepareStore(store: Store, config: Config): Promise<{ demoAccounts: DemoAccount[]; hasAccounts: boolean }> {
   await store.migrate();
   const demoAccounts = config.environment === 'sandbox' ? await seedDemoAccounts(store, startupLog) : [];
-  return { demoAccounts, accountCount: await store.countAccounts() };
+  return { demoAccounts, hasAccounts: await store.hasAccounts() };
 }
 
 export type PreparedStore = Awaited<ReturnType<typeof prepareStore>>;
 
-/** A worker's share of prepareStore: the primary migrated (or is still waiting to), so only check and count. */
+/** A worker's share of prepareStore: the primary migrated (or is still waiting to), so only check, and ask whether any account exists. */
 async function checkPrepared(store: Store): Promise<PreparedStore> {
   await store.checkSchema();
-  return { demoAccounts: [], accountCount: await store.countAccounts() };
+  return { demoAccounts: [], hasAccounts: await store.hasAccounts() };
 }
 
 /** The address people are told to use: a wildcard host is shown as localhost. */

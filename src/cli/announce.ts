@@ -7,7 +7,7 @@ import type { CliContext } from './cli-context.ts';
 /** What preparing the store found at start. */
 export interface StoreSummary {
   readonly demoAccounts: readonly DemoAccount[];
-  readonly accountCount: number;
+  readonly hasAccounts: boolean;
 }
 
 /** What people are told once the service listens, by the one process that speaks for it. */
@@ -52,7 +52,7 @@ function firstSteps(context: CliContext, config: Config, url: string, store: Sto
     // A demo account the seed could not provide was reported in a warning above; its key is not advertised.
     const listed = lines.length === 0 ? ' No demo account is available (see the warnings above).' : ` Demo accounts and keys:\n${lines.join('\n')}`;
     context.stderr.write(`Sandbox at ${url}/api/v0 (X-Environment: sandbox).${listed}\n`);
-  } else if (store.accountCount === 0) {
+  } else if (!store.hasAccounts) {
     context.stderr.write(
       `No accounts yet. Create a Premium account and a key for it with:\n` +
         `  npx account-api users create alice --name "Alice" --premium\n` +

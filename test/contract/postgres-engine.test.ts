@@ -156,3 +156,45 @@ describe('PostgreSQL store: keys at rest', () => {
     }
   });
 });
+
+describe('PostgreSQL store: last-use stamps', () => {
+  test('stamps of many keys made together are written in one statement, and a stamp never moves back', async (t) => {
+    const { database, store } = await migratedStore(t);
+    const keys = Array.from({ length: 10 }, () => issueKey('live'));
+    for (const [index, key] of keys.entries()) {
+      await store.createAccountWithKey(
+        { username: `stamped${index}`, name: 'Stamped', timezone: 'UTC', premium: true },
+        { keyId: key.keyId, hash: key.hash, displayPrefix: key.displayPrefix, label: null },
+      );
+    }
+    // Counts the statements that write last_used_at, whatever their number of rows.
+    await database.query(`CREATE TABLE stamp_statements (n int NOT NULL); INSERT INTO stamp_statements VALUES (0);
+      CREATE FUNCTION count_stamp() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE stamp_statements SET n = n + 1; RETURN NULL; END $$;
+      CREATE TRIGGER count_stamps AFTER UPDATE OF last_used_at ON api_keys FOR EACH STATEMENT EXECUTE FUNCTION count_stamp();`);
+    const usedAt = new Date('2030-01-02T03:04:05.000Z');
+    await Promise.all(keys.map((key) => store.touchKey(key.keyId, usedAt)));
+    assert.equal((await database.query('SELECT n FROM stamp_statements')).rows[0].n, 1, 'ten stamps took more than one statement');
+    for (const index of keys.keys()) {
+      assert.deepEqual((await store.listKeys(`stamped${index}`)).map((key) => key.lastUsedAt), [usedAt.toISOString()]);
+    }
+    await store.touchKey(keys[0]!.keyId, new Date('2029-01-01T00:00:00.000Z'));
+    assert.deepEqual((await store.listKeys('stamped0')).map((key) => key.lastUsedAt), [usedAt.toISOString()], 'an older stamp moved it back');
+  });
+
+  test('a stamp still waiting for its batch is written when the store closes', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.drop());
+    const store = new PostgresStore({ url: database.url, environment: 'live', poolMax: 2, connectTimeoutMs: 2000, statementTimeoutMs: 5000 });
+    await store.migrate();
+    const key = issueKey('live');
+    await store.createAccountWithKey(
+      { username: 'closing', name: 'Closing', timezone: 'UTC', premium: true },
+      { keyId: key.keyId, hash: key.hash, displayPrefix: key.displayPrefix, label: null },
+    );
+    const stamped = store.touchKey(key.keyId, new Date('2030-01-02T03:04:05.000Z'));
+    await store.close();
+    await stamped;
+    const { rows } = await database.query('SELECT last_used_at FROM api_keys WHERE key_id = $1', [key.keyId]);
+    assert.equal((rows[0].last_used_at as Date).toISOString(), '2030-01-02T03:04:05.000Z');
+  });
+});

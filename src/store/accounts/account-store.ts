@@ -37,7 +37,10 @@ export interface AccountStore {
   createAccountWithKey(account: NewAccount, key: NewApiKey, audit?: AuditActor): Promise<Account>;
   findAccount(username: string): Promise<Account | null>;
   listAccounts(): Promise<Account[]>;
+  /** Counts every row: for tools and tests, never at start (hasAccounts), as it grows with the table. */
   countAccounts(): Promise<number>;
+  /** Whether any account exists, at the cost of one index probe whatever the table's size. */
+  hasAccounts(): Promise<boolean>;
   setPremium(username: string, premium: boolean, audit?: AuditActor): Promise<Account>;
   /** By id, which is never reused: an account deleted and created again under the same name is not the one meant. */
   updatePremium(accountId: number, premium: boolean, audit?: AuditActor): Promise<Account>;

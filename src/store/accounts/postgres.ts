@@ -87,6 +87,10 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
     return Number((await this.engine.one('SELECT count(*) AS n FROM accounts'))!.n);
   }
 
+  async hasAccounts(): Promise<boolean> {
+    return (await this.engine.one('SELECT EXISTS (SELECT 1 FROM accounts) AS any'))!.any === true;
+  }
+
   async pageAccounts(afterId: number | null, limit: number): Promise<Account[]> {
     return (await this.engine.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > $1 ORDER BY id LIMIT $2`, [afterId ?? 0, limit])).map((row) => toAccount(row, POSTGRES_VALUES));
   }

@@ -130,6 +130,10 @@ export class SqliteAccounts implements AccountStore {
     return this.#engine.run(() => Number((this.#engine.statement('SELECT count(*) AS n FROM accounts').get() as Row).n));
   }
 
+  hasAccounts(): Promise<boolean> {
+    return this.#engine.run(() => Number((this.#engine.statement('SELECT EXISTS (SELECT 1 FROM accounts) AS any').get() as Row).any) === 1);
+  }
+
   pageAccounts(afterId: number | null, limit: number): Promise<Account[]> {
     return this.#engine.run(() =>
       this.#engine

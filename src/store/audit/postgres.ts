@@ -4,6 +4,7 @@ import type { AuditActor, AuditEvent, AuditQuery, AuditStore, NewAuditEvent } fr
 import { PostgresPart, type PostgresEngine } from '../postgres/postgres-engine.ts';
 import type { Query, Row } from '../postgres/query.ts';
 import { deleteWebhookEventsBefore, insertWebhookEvent } from '../webhooks/postgres-outbox.ts';
+import { deleteInBatches } from '../pruning.ts';
 
 const AUDIT_COLUMNS = 'id, occurred_at, actor, action, account_id, username, changes, request_id, address';
 const DEFAULT_AUDIT_LIMIT = 1000;
@@ -76,10 +77,11 @@ export async function selectAuditEvents(query: Query, filter: AuditQuery): Promi
   return rows.map(toAuditEvent);
 }
 
-/** Webhook events share the audit trail's retention. */
-export async function deleteAuditEventsBefore(query: Query, before: Date): Promise<number> {
-  await deleteWebhookEventsBefore(query, before);
-  return (await query('DELETE FROM audit_events WHERE occurred_at < $1 RETURNING 1', [before])).length;
+/** Webhook events share the audit trail's retention; both go in bounded batches (pruning.ts). */
+export async function deleteAuditEventsBefore(engine: PostgresEngine, before: Date): Promise<number> {
+  await deleteInBatches((limit) => deleteWebhookEventsBefore(engine, before, limit));
+  const batch = 'DELETE FROM audit_events WHERE id = ANY (ARRAY (SELECT id FROM audit_events WHERE occurred_at < $1 LIMIT $2))';
+  return deleteInBatches((limit) => engine.rowCount(batch, [before, limit]));
 }
 
 export class PostgresAudit extends PostgresPart implements AuditStore {
@@ -92,6 +94,6 @@ export class PostgresAudit extends PostgresPart implements AuditStore {
   }
 
   pruneAudit(before: Date): Promise<number> {
-    return deleteAuditEventsBefore(this.engine.query, before);
+    return deleteAuditEventsBefore(this.engine, before);
   }
 }

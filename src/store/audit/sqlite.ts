@@ -2,6 +2,7 @@
 import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
 import type { AuditActor, AuditEvent, AuditQuery, AuditStore, NewAuditEvent } from '../store.ts';
 import { deleteWebhookEventsBefore, insertWebhookEvent } from '../webhooks/sqlite-outbox.ts';
+import { deleteInBatches } from '../pruning.ts';
 
 const AUDIT_COLUMNS = 'id, occurred_at, actor, action, account_id, username, changes, request_id, address';
 const INSERT_AUDIT = `INSERT INTO audit_events (occurred_at, actor, action, account_id, username, changes, request_id, address)
@@ -60,10 +61,11 @@ export function selectAuditEvents(prepare: Prepare, query: AuditQuery): AuditEve
   return rows.map((row) => toAuditEvent(row as Row));
 }
 
-/** Webhook events share the audit trail's retention. */
-export function deleteAuditEventsBefore(prepare: Prepare, before: Date): number {
-  deleteWebhookEventsBefore(prepare, before);
-  return Number(prepare('DELETE FROM audit_events WHERE occurred_at < ?').run(before.toISOString()).changes);
+/** Webhook events share the audit trail's retention; both go in bounded batches (pruning.ts), each its own transaction. */
+export async function deleteAuditEventsBefore(engine: SqliteEngine, before: Date): Promise<number> {
+  await deleteInBatches((limit) => engine.run(() => deleteWebhookEventsBefore(engine.statement, before, limit)));
+  const batch = 'DELETE FROM audit_events WHERE rowid IN (SELECT rowid FROM audit_events WHERE occurred_at < ? LIMIT ?)';
+  return deleteInBatches((limit) => engine.run(() => Number(engine.statement(batch).run(before.toISOString(), limit).changes)));
 }
 
 export class SqliteAudit implements AuditStore {
@@ -82,6 +84,6 @@ export class SqliteAudit implements AuditStore {
   }
 
   pruneAudit(before: Date): Promise<number> {
-    return this.#engine.run(() => deleteAuditEventsBefore(this.#engine.statement, before));
+    return deleteAuditEventsBefore(this.#engine, before);
   }
 }

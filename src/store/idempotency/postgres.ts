@@ -1,11 +1,12 @@
 // The idempotency key tables in PostgreSQL: claiming, completing, releasing and pruning keys, one statement each but the claim;
 // as functions an account update calls in its own transaction, and as the store's part (PostgresIdempotency).
 import { KEYSPACE_TABLES, keyspaceOf } from './keyspaces.ts';
-import { PostgresPart } from '../postgres/postgres-engine.ts';
+import { PostgresPart, type PostgresEngine } from '../postgres/postgres-engine.ts';
 import { brokenConstraint, FOREIGN_KEY_VIOLATION } from '../postgres/pg-errors.ts';
 import type { Query } from '../postgres/query.ts';
 import { accountGone } from '../store-errors.ts';
 import type { HeldIdempotencyKey, IdempotencyClaimOutcome, IdempotencyKeyClaim, IdempotencyStore, StoredAnswer } from '../store.ts';
+import { deleteInBatches } from '../pruning.ts';
 
 /** The held key's row: its owner's table, its owner, its key, and still this holder's (token) and unanswered ($1 to $3). */
 function heldRow(held: HeldIdempotencyKey): { table: string; where: string; values: [number | string, string, string] } {
@@ -66,10 +67,13 @@ export async function releaseKey(query: Query, held: HeldIdempotencyKey): Promis
   await query(`DELETE FROM ${table} WHERE ${where}`, values);
 }
 
-/** Both tables: a key of either kind is deleted once kept past its time to live. */
-export async function pruneKeys(query: Query): Promise<number> {
+/** Both tables: a key of either kind is deleted once kept past its time to live, in bounded batches (pruning.ts). */
+export async function pruneKeys(engine: PostgresEngine): Promise<number> {
   let pruned = 0;
-  for (const table of KEYSPACE_TABLES) pruned += (await query(`DELETE FROM ${table} WHERE expires_at <= now() RETURNING 1`)).length;
+  for (const table of KEYSPACE_TABLES) {
+    const batch = `DELETE FROM ${table} WHERE ctid = ANY (ARRAY (SELECT ctid FROM ${table} WHERE expires_at <= now() LIMIT $1))`;
+    pruned += await deleteInBatches((limit) => engine.rowCount(batch, [limit]));
+  }
   return pruned;
 }
 
@@ -93,6 +97,6 @@ export class PostgresIdempotency extends PostgresPart implements IdempotencyStor
   }
 
   pruneIdempotencyKeys(): Promise<number> {
-    return pruneKeys(this.engine.query);
+    return pruneKeys(this.engine);
   }
 }

@@ -5,6 +5,7 @@ import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
 import { SQLITE_CONSTRAINT_FOREIGNKEY } from '../sqlite/sqlite-errors.ts';
 import { accountGone } from '../store-errors.ts';
 import type { HeldIdempotencyKey, IdempotencyClaimOutcome, IdempotencyKeyClaim, IdempotencyStore, StoredAnswer } from './idempotency-store.ts';
+import { deleteInBatches } from '../pruning.ts';
 
 /** The held key's row: its owner's table, its owner, its key, and still this holder's (token) and unanswered. */
 function heldRow(held: HeldIdempotencyKey): { table: string; where: string; values: [number | string, string, string] } {
@@ -59,9 +60,14 @@ export function releaseKey(statement: Prepare, held: HeldIdempotencyKey): void {
   statement(`DELETE FROM ${table} WHERE ${where}`).run(...values);
 }
 
-/** Both tables: a key of either kind is deleted once kept past its time to live. */
-export function pruneKeys(statement: Prepare, now: number): number {
-  return KEYSPACE_TABLES.reduce((pruned, table) => pruned + Number(statement(`DELETE FROM ${table} WHERE expires_at <= ?`).run(now).changes), 0);
+/** Both tables: a key of either kind is deleted once kept past its time to live, in bounded batches (pruning.ts). */
+export async function pruneKeys(engine: SqliteEngine, now: number): Promise<number> {
+  let pruned = 0;
+  for (const table of KEYSPACE_TABLES) {
+    const batch = `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE expires_at <= ? LIMIT ?)`;
+    pruned += await deleteInBatches((limit) => engine.run(() => Number(engine.statement(batch).run(now, limit).changes)));
+  }
+  return pruned;
 }
 
 export class SqliteIdempotency implements IdempotencyStore {
@@ -92,6 +98,6 @@ export class SqliteIdempotency implements IdempotencyStore {
   }
 
   pruneIdempotencyKeys(): Promise<number> {
-    return this.#engine.run(() => pruneKeys(this.#engine.statement, Date.now()));
+    return pruneKeys(this.#engine, Date.now());
   }
 }

@@ -13,6 +13,8 @@ export interface PostgresConnectionOptions {
   readonly connectTimeoutMs: number;
   /** PostgreSQL cancels a statement after this long; the client gives up on a silent server a little later. */
   readonly statementTimeoutMs: number;
+  /** Statements with parameters prepared once per connection (named), then only bound: PostgreSQL plans each once. */
+  readonly preparedStatements?: boolean;
   /** Told about connections that die while idle in the pool; the pool has already dropped them. */
   readonly onConnectionError?: (error: Error) => void;
 }
@@ -47,9 +49,13 @@ export class PostgresEngine {
   readonly connection: PostgresConnectionOptions;
   readonly #pool: pg.Pool;
   #closing: Promise<void> | undefined;
+  /** Each statement's name by its text, when statements are prepared; the same text has the same name on every connection. */
+  readonly #names: Map<string, string> | null;
+  readonly #beforeClose: (() => Promise<void>)[] = [];
 
   constructor(options: PostgresConnectionOptions) {
     this.connection = options;
+    this.#names = options.preparedStatements === false ? null : new Map();
     this.#pool = new (pgDriver().Pool)({
       connectionString: options.url,
       max: options.poolMax,
@@ -71,7 +77,7 @@ export class PostgresEngine {
   readonly query: Query = async (text, values = []) => {
     const lease = await this.#lease();
     try {
-      const result = await lease.client.query(text, values as unknown[]);
+      const result = await lease.client.query(this.#statement(text, values));
       return result.rows as Row[];
     } catch (error) {
       if (isConnectionFailure(error)) lease.broken = error as Error;
@@ -80,6 +86,19 @@ export class PostgresEngine {
       lease.release();
     }
   };
+
+  /** One statement whose rows are not wanted (a DELETE of a batch): answers how many it touched, and nothing else crosses. */
+  async rowCount(text: string, values: readonly unknown[] = []): Promise<number> {
+    const lease = await this.#lease();
+    try {
+      return (await lease.client.query(this.#statement(text, values))).rowCount ?? 0;
+    } catch (error) {
+      if (isConnectionFailure(error)) lease.broken = error as Error;
+      throw translatePgError(error);
+    } finally {
+      lease.release();
+    }
+  }
 
   async one(text: string, values: readonly unknown[] = []): Promise<Row | undefined> {
     return (await this.query(text, values))[0];
@@ -90,7 +109,7 @@ export class PostgresEngine {
     const lease = await this.#lease();
     const query: Query = async (text, values = []) => {
       try {
-        return (await lease.client.query(text, values as unknown[])).rows as Row[];
+        return (await lease.client.query(this.#statement(text, values))).rows as Row[];
       } catch (error) {
         if (isConnectionFailure(error)) lease.broken = error as Error;
         throw error;
@@ -110,6 +129,17 @@ export class PostgresEngine {
     }
   }
 
+  /** A statement with parameters gets its name (node-postgres then prepares it on each connection once); others go as they are. */
+  #statement(text: string, values: readonly unknown[]): pg.QueryConfig {
+    if (this.#names === null || values.length === 0) return { text, values: values as unknown[] };
+    let name = this.#names.get(text);
+    if (name === undefined) {
+      name = `aapi_${this.#names.size}`;
+      this.#names.set(text, name);
+    }
+    return { name, text, values: values as unknown[] };
+  }
+
   async #lease(): Promise<Lease> {
     try {
       return new Lease(await this.#pool.connect());
@@ -122,9 +152,14 @@ export class PostgresEngine {
     await this.query('SELECT 1');
   }
 
+  /** Work a part still owes the database (a batch it holds) is done before the pool closes. */
+  beforeClose(work: () => Promise<void>): void {
+    this.#beforeClose.push(work);
+  }
+
   close(): Promise<void> {
     // pool.end() refuses a second call; every caller waits for the one shutdown instead.
-    this.#closing ??= this.#pool.end();
+    this.#closing ??= Promise.allSettled(this.#beforeClose.map((work) => work())).then(() => this.#pool.end());
     return this.#closing;
   }
 }

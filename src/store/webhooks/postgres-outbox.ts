@@ -6,6 +6,7 @@ import type { Query } from '../postgres/query.ts';
 import { POSTGRES_VALUES } from '../postgres/query.ts';
 import { ACCOUNT_COLUMNS, toAccount } from '../accounts/account-rows.ts';
 import { KEY_COLUMNS, toKey } from '../keys/key-rows.ts';
+import type { PostgresEngine } from '../postgres/postgres-engine.ts';
 
 /** Delivers an event to every enabled endpoint subscribed to its type: `$1` the event id, `$2` its type, `$3` when. */
 export const FAN_OUT = `INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
@@ -33,11 +34,13 @@ export async function insertWebhookEvent(query: Query, event: NewAuditEvent, occ
   await query(FAN_OUT, [eventId, event.action, occurredAt]);
 }
 
-export async function deleteWebhookEventsBefore(query: Query, before: Date): Promise<void> {
-  await query(
-    `DELETE FROM webhook_events ev WHERE created_at < $1 AND NOT EXISTS
-       (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.event_id AND d.state = 'pending')`,
-    [before],
+/** One batch of at most `limit` events older than `before` (their deliveries and attempts go with them); answers how many. */
+export function deleteWebhookEventsBefore(engine: PostgresEngine, before: Date, limit: number): Promise<number> {
+  // An event still being delivered is kept until its delivery ends, whatever its age.
+  return engine.rowCount(
+    `DELETE FROM webhook_events WHERE event_id = ANY (ARRAY (SELECT event_id FROM webhook_events ev WHERE created_at < $1 AND NOT EXISTS
+       (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.event_id AND d.state = 'pending') LIMIT $2))`,
+    [before, limit],
   );
 }
 

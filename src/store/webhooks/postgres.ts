@@ -119,7 +119,7 @@ export async function recordAttempt(query: Query, claim: ClaimedDelivery, outcom
     [state, outcome.nextAttemptAt, claim.deliveryId, claim.leaseOwner],
   );
   if (outcome.succeeded) {
-    await query('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = $1', [claim.endpointId]);
+    await query('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = $1 AND failing_since IS NOT NULL', [claim.endpointId]);
     return { disabled: false };
   }
   const [endpoint] = await query(

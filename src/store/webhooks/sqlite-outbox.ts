@@ -40,10 +40,13 @@ export function insertWebhookEvent(prepare: Prepare, event: NewAuditEvent, occur
   ).run(eventId, occurredAt, event.action);
 }
 
-export function deleteWebhookEventsBefore(prepare: Prepare, before: Date): void {
+/** One batch of at most `limit` events older than `before` (their deliveries and attempts go with them); answers how many. */
+export function deleteWebhookEventsBefore(prepare: Prepare, before: Date, limit: number): number {
   // An event still being delivered is kept until its delivery ends, whatever its age.
-  prepare(
-    `DELETE FROM webhook_events WHERE created_at < ? AND NOT EXISTS
-       (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.event_id AND d.state = 'pending')`,
-  ).run(before.toISOString());
+  return Number(
+    prepare(
+      `DELETE FROM webhook_events WHERE rowid IN (SELECT rowid FROM webhook_events WHERE created_at < ? AND NOT EXISTS
+         (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.event_id AND d.state = 'pending') LIMIT ?)`,
+    ).run(before.toISOString(), limit).changes,
+  );
 }

@@ -132,7 +132,7 @@ export function recordAttempt(prepare: Prepare, claim: ClaimedDelivery, outcome:
      WHERE delivery_id = ? AND lease_owner = ?`,
   ).run(state, outcome.nextAttemptAt?.toISOString() ?? null, claim.deliveryId, claim.leaseOwner);
   if (outcome.succeeded) {
-    prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = ?').run(claim.endpointId);
+    prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = ? AND failing_since IS NOT NULL').run(claim.endpointId);
     return { disabled: false };
   }
   prepare('UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE endpoint_id = ?').run(at, claim.endpointId);
