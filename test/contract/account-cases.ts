@@ -24,6 +24,7 @@ export function defineAccountCases(engineName: string, makeStore: MakeStore, ski
       assert.ok(isDate(first.createdAt), `createdAt '${first.createdAt}' is not a date`);
       assert.equal(first.createdAt, new Date(first.createdAt).toISOString(), 'createdAt is not an ISO 8601 UTC string');
       assert.equal(await store.countAccounts(), 2);
+      assert.equal(await store.hasAccounts(), true);
       assert.deepEqual((await store.listAccounts()).map((a) => a.username), ['alice', 'bob']);
     });
 
@@ -54,6 +55,7 @@ export function defineAccountCases(engineName: string, makeStore: MakeStore, ski
       for (const name of ['b1', 'b2', 'b3']) highest = (await subject.store.createAccount(account(name))).id;
       for (const name of ['b1', 'b2', 'b3']) await subject.store.deleteAccount(name);
       assert.equal(await subject.store.countAccounts(), 0);
+      assert.equal(await subject.store.hasAccounts(), false, 'an emptied table still has accounts');
       const reopened = subject.openAnother();
       const next = await reopened.createAccount(account('b1'));
       assert.ok(next.id > highest, `id ${next.id} was handed out again after the table was emptied (highest was ${highest})`);

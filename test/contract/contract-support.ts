@@ -28,6 +28,8 @@ export interface StoreUnderTest {
   addKeyLikeVersion1(username: string, key: NewApiKey, revoked: boolean): Promise<void>;
   /** The deployment table's row, read behind the stores' backs; null when there is no row (or no table). */
   recordedEnvironment(): Promise<{ environment: string; decidedBy: string } | null>;
+  /** A token that changes whenever the endpoint's row is written (an UPDATE, even one that changes no value); read behind the stores' backs. */
+  endpointRowVersion(endpointId: string): Promise<string>;
   /** Closes every store it opened and throws the database away. */
   cleanup(): Promise<void>;
 }

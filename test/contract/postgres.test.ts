@@ -55,6 +55,9 @@ async function makePostgresStore(): Promise<StoreUnderTest> {
       const row = (await schema.query('SELECT environment, decided_by FROM deployment')).rows[0];
       return row === undefined ? null : { environment: String(row.environment), decidedBy: String(row.decided_by) };
     },
+    // Every write of a row, even one that changes no value, makes a new row version with a new xmin.
+    endpointRowVersion: async (endpointId) =>
+      String((await schema.query('SELECT xmin::text AS version FROM webhook_endpoints WHERE endpoint_id = $1', [endpointId])).rows[0]?.version),
     cleanup: async () => {
       for (const store of opened) await store.close();
       await schema.drop();

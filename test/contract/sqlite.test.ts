@@ -67,6 +67,14 @@ async function makeSqliteStore(): Promise<StoreUnderTest> {
         const row = db.prepare('SELECT environment, decided_by FROM deployment').get();
         return row === undefined ? null : { environment: String(row.environment), decidedBy: String(row.decided_by) };
       }),
+    // SQLite keeps no row version: a trigger, made at the first call, counts the writes of each endpoint's row.
+    endpointRowVersion: async (endpointId) =>
+      withDatabase((db) => {
+        db.exec(`CREATE TABLE IF NOT EXISTS test_endpoint_writes (endpoint_id TEXT NOT NULL);
+          CREATE TRIGGER IF NOT EXISTS test_count_endpoint_writes AFTER UPDATE ON webhook_endpoints
+          BEGIN INSERT INTO test_endpoint_writes VALUES (NEW.endpoint_id); END;`);
+        return String(db.prepare('SELECT count(*) AS n FROM test_endpoint_writes WHERE endpoint_id = ?').get(endpointId)!.n);
+      }),
     cleanup: async () => {
       for (const store of opened) await store.close();
       rmSync(dir, { recursive: true, force: true });

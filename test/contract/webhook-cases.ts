@@ -118,6 +118,23 @@ export function defineWebhookCases(engineName: string, makeStore: MakeStore, ski
       assert.equal(enabled.disabledReason, null);
     });
 
+    test("a success to a healthy endpoint does not write the endpoint's row; one after failures clears them", async (t) => {
+      const subject = await freshStore(t, makeStore);
+      const { store } = subject;
+      await store.createWebhookEndpoint(endpoint('we_all'));
+      await store.createAccount(account('alice'), actor);
+      await store.createAccount(account('bob'), actor);
+      await store.createAccount(account('carol'), actor);
+      const [first, second, third] = await claimAll(store);
+      const healthy = await subject.endpointRowVersion('we_all');
+      await store.recordWebhookAttempt(first!, outcome({ succeeded: true, status: 204, nextAttemptAt: null }));
+      assert.equal(await subject.endpointRowVersion('we_all'), healthy, "a healthy endpoint's row was written for a success");
+      await store.recordWebhookAttempt(second!, outcome());
+      assert.notEqual((await store.listWebhookEndpoints(null, 100))[0]!.failingSince, null);
+      await store.recordWebhookAttempt(third!, outcome({ succeeded: true, status: 200, nextAttemptAt: null }));
+      assert.equal((await store.listWebhookEndpoints(null, 100))[0]!.failingSince, null, 'a success did not end the run of failures');
+    });
+
     test('redelivery queues the event again with the same id; unknown ids are refused', async (t) => {
       const { store } = await freshStore(t, makeStore);
       await store.createWebhookEndpoint(endpoint('we_all'));
