@@ -1,5 +1,6 @@
 // `account-api audit`: reads the audit trail of changes to accounts and keys, oldest first.
 import { readAudit } from '../operations/audit.ts';
+import { auditJson } from '../operations/representations.ts';
 import type { AuditEvent } from '../store/store.ts';
 import { printList } from './cli-context.ts';
 import { databaseGroup } from './command-spec.ts';
@@ -31,18 +32,10 @@ export const AUDIT = databaseGroup({
   ],
 });
 
+/** The admin API's entry, with the account's id under the name the CLI's --json has always used. */
 function eventJson(event: AuditEvent) {
-  return {
-    id: event.id,
-    occurred_at: event.occurredAt,
-    actor: event.actor,
-    action: event.action,
-    account_id: event.accountId,
-    username: event.username,
-    changes: event.changes,
-    request_id: event.requestId,
-    address: event.address,
-  };
+  const { id, occurred_at, actor, action, user_id, ...rest } = auditJson(event);
+  return { id, occurred_at, actor, action, account_id: user_id, ...rest };
 }
 
 function describeChanges(event: AuditEvent): string {

@@ -1,33 +1,19 @@
 // The audit entries both engines write beside their changes, and the rolls' one rule, built once so both engines agree.
 import type { Account, ApiKeyRecord, NewAuditEvent } from '../store.ts';
 
-export function accountCreated(account: Account): NewAuditEvent {
+/** An account's whole state, as the change that made it (every field from null) or removed it (every field to null). */
+function accountWhole(action: 'account.created' | 'account.deleted', account: Account): NewAuditEvent {
+  const change = (value: string | boolean) => (action === 'account.created' ? { old: null, new: value } : { old: value, new: null });
   return {
-    action: 'account.created',
+    action,
     accountId: account.id,
     username: account.username,
-    changes: {
-      username: { old: null, new: account.username },
-      name: { old: null, new: account.name },
-      timezone: { old: null, new: account.timezone },
-      premium: { old: null, new: account.premium },
-    },
+    changes: { username: change(account.username), name: change(account.name), timezone: change(account.timezone), premium: change(account.premium) },
   };
 }
 
-export function accountDeleted(account: Account): NewAuditEvent {
-  return {
-    action: 'account.deleted',
-    accountId: account.id,
-    username: account.username,
-    changes: {
-      username: { old: account.username, new: null },
-      name: { old: account.name, new: null },
-      timezone: { old: account.timezone, new: null },
-      premium: { old: account.premium, new: null },
-    },
-  };
-}
+export const accountCreated = (account: Account): NewAuditEvent => accountWhole('account.created', account);
+export const accountDeleted = (account: Account): NewAuditEvent => accountWhole('account.deleted', account);
 
 /** The key's id, label, scope and expiry: never the key, nor its hash. */
 export function keyCreated(accountId: number, key: ApiKeyRecord): NewAuditEvent {
