@@ -8,9 +8,8 @@ import packageJson from '../package.json' with { type: 'json' };
 const packageVersion: string = packageJson.version;
 
 /**
- * Every environment variable this service reads, here and nowhere else. `Environment` admits only these names, so reading another
- * fails to typecheck. test/unit/config-variables.test.ts holds this list to what is read; test/unit/docs.test.ts holds
- * docs/operations.md's configuration table to this list.
+ * Every environment variable read, here and nowhere else (`Environment` admits only these names). Held to what is read by
+ * config-variables.test.ts, and to docs/operations.md's table by docs.test.ts.
  */
 export const ENVIRONMENT_VARIABLES = [
   // serve and the CLI
@@ -33,7 +32,7 @@ export const ENVIRONMENT_VARIABLES = [
 
 export type EnvironmentVariable = (typeof ENVIRONMENT_VARIABLES)[number];
 
-/** The environment as this service sees it: process.env fits, and so does a test's object of a few names. */
+/** process.env fits, and so does a test's object of a few names. */
 export type Environment = { readonly [Name in EnvironmentVariable]?: string | undefined };
 
 export type DatabaseTarget = { readonly engine: 'sqlite'; readonly path: string } | { readonly engine: 'postgres'; readonly url: string };
@@ -42,54 +41,49 @@ export interface Config {
   readonly environment: KeyEnvironment;
   readonly host: string;
   readonly port: number;
-  /** Processes serving the port (`serve --workers`); 1: this process serves alone, as without the option. */
+  /** `serve --workers`; 1: this process serves alone. */
   readonly workers: number;
   readonly database: DatabaseTarget;
   readonly sqliteSynchronous: 'full' | 'normal';
   readonly sqliteBusyTimeoutMs: number;
-  /**
-   * Credentials kept in memory: on SQLite checked against data_version on every use; on PostgreSQL with Redis against the
-   * account's credentials version. 0 reads every request.
-   */
+  /** In memory: checked against data_version (SQLite) or the account's credentials version (PostgreSQL + Redis); 0: off. */
   readonly credentialCacheSize: number;
-  /** PostgreSQL with Redis: how long a cached credential is trusted at most, announced or not (a crash's bound); 0: off. */
+  /** PostgreSQL + Redis: the most a cached credential is trusted, announced or not (a crash's bound); 0: off. */
   readonly credentialCacheMaxAgeMs: number;
   readonly postgres: PostgresSettings;
-  /** `serve` exits when the database does not answer at start, instead of serving 503s while it keeps trying (STORE_FAIL_FAST). */
+  /** Exit when the database does not answer at start, instead of serving 503s while trying. */
   readonly storeFailFast: boolean;
   readonly bodyLimitBytes: number;
   readonly connections: ConnectionSettings;
   readonly parameters: ParameterSettings;
-  /** Past this event-loop lag, requests are shed with 503 `overloaded`; 0 turns shedding off. */
+  /** Past this lag, 503 `overloaded`; 0: off. */
   readonly maxEventLoopDelayMs: number;
-  /** After SIGTERM, the process exits (status 1) even if closing has not finished by then. */
+  /** After SIGTERM, exit 1 even if closing has not finished. */
   readonly shutdownTimeoutMs: number;
   readonly redis: RedisSettings | null;
   readonly rateLimits: RateLimitSettings;
-  /** Whose X-Forwarded-For is believed; false: the socket address is the client. */
+  /** false: the socket address is the client. */
   readonly trustProxy: TrustedProxies;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly keyTouchIntervalMs: number;
-  /** Audit entries older than this many days are deleted by serve, in the background. */
+  /** Pruned by serve, in the background. */
   readonly auditRetentionDays: number;
   readonly apiPrefix: string;
-  /** Where the sandbox answers, for the live server's OpenAPI document; null (SANDBOX_URL unset) lists none rather than guess. */
+  /** For the live server's OpenAPI document; null lists none rather than guess. */
   readonly sandboxUrl: string | null;
-  /** This build's version, from package.json. */
   readonly version: string;
   readonly metrics: MetricsSettings;
   readonly admin: AdminSettings;
-  /** Origins allowed to call the API from a browser; empty: CORS is off (no Access-Control-* header at all). */
+  /** Empty: CORS is off (no Access-Control-* header at all). */
   readonly corsOrigins: readonly string[];
-  /** Strict-Transport-Security max-age in seconds; null: no HSTS header (TLS is the proxy's, which may send its own). */
+  /** Seconds; null: no HSTS header (TLS is the proxy's, which may send its own). */
   readonly hstsMaxAgeSeconds: number | null;
-  /** Webhook deliveries (docs/operations.md, "Webhooks"). */
   readonly webhooks: WebhookSettings;
-  /** Spans exported over OTLP/HTTP (docs/operations.md, Traces); null: no tracing at all (OTEL_EXPORTER_OTLP_ENDPOINT unset). */
+  /** docs/operations.md, Traces; null: no tracing at all. */
   readonly tracing: TracingSettings | null;
 }
 
-/** The OpenTelemetry samplers an operator may name in OTEL_TRACES_SAMPLER (the specification's names). */
+/** The specification's names. */
 export const TRACE_SAMPLERS = [
   'parentbased_always_on',
   'parentbased_always_off',
@@ -100,110 +94,103 @@ export const TRACE_SAMPLERS = [
 ] as const;
 
 export interface TracingSettings {
-  /** Where spans are POSTed: OTEL_EXPORTER_OTLP_ENDPOINT with `/v1/traces` appended, as the specification says. */
+  /** OTEL_EXPORTER_OTLP_ENDPOINT with `/v1/traces` appended, as the specification says. */
   readonly tracesUrl: string;
-  /** The `service.name` of every span (OTEL_SERVICE_NAME). */
   readonly serviceName: string;
   readonly sampler: (typeof TRACE_SAMPLERS)[number];
-  /** The share of traces kept by the `traceidratio` samplers (OTEL_TRACES_SAMPLER_ARG), 0 to 1. */
+  /** For the `traceidratio` samplers, 0 to 1. */
   readonly sampleRatio: number;
 }
 
-/** What the webhook delivery worker runs with (webhooks/delivery-worker.ts). */
 export interface WebhookSettings {
-  /** Lets webhooks reach private, loopback and link-local addresses (WEBHOOK_ALLOW_PRIVATE=1). */
+  /** WEBHOOK_ALLOW_PRIVATE=1: private, loopback and link-local addresses too. */
   readonly allowPrivate: boolean;
-  /** The waits between attempts; one attempt more than there are waits. */
+  /** One attempt more than there are waits. */
   readonly retryScheduleMs: readonly number[];
-  /** How long a claimed delivery is this worker's alone: longer than an attempt can take. */
+  /** Longer than an attempt can take. */
   readonly leaseMs: number;
-  /** Deliveries in flight at once, per process. */
+  /** Per process. */
   readonly concurrency: number;
-  /** How often the outbox is looked at when nothing is due. */
+  /** When nothing is due. */
   readonly pollIntervalMs: number;
-  /** An endpoint whose every delivery failed for this long is disabled. */
+  /** An endpoint failing for this long is disabled. */
   readonly disableAfterMs: number;
-  /** Seals the signing secrets at rest (WEBHOOK_SECRETS_KEY); null: they are stored as they are. */
+  /** Seals signing secrets at rest; null: stored as they are. */
   readonly secretsKey: Buffer | null;
 }
 
 export interface MetricsSettings {
-  /** A separate listener for Prometheus (no auth: bind it where only the scraper reaches); null: none. */
+  /** A separate Prometheus listener (no auth: bind it where only the scraper reaches); null: none. */
   readonly port: number | null;
   readonly host: string;
-  /** Bearer token for GET /metrics on the public port; null: /metrics is not served there (404). */
+  /** For /metrics on the public port; null: not served there (404). */
   readonly token: string | null;
 }
 
-/** The admin API's listener (docs/operations.md, "The admin API"). */
 export interface AdminSettings {
-  /** Its port; null: no admin listener at all (ADMIN_PORT unset). */
+  /** Null: no admin listener at all. */
   readonly port: number | null;
-  /** Loopback unless the operator says otherwise: the admin API changes every account. */
+  /** Loopback by default: the admin API changes every account. */
   readonly host: string;
-  /** Requests per admin token per rate-limit window; 0 turns the limit off. */
+  /** Per admin token per window; 0: off. */
   readonly perToken: number;
 }
 
 export interface PostgresSettings {
-  /** Connections per instance; N instances hold up to N times this many. */
+  /** Per instance; N instances hold up to N times this many. */
   readonly poolMax: number;
-  /** How long a request waits for a connection before it is answered 503. */
+  /** Then 503. */
   readonly connectTimeoutMs: number;
-  /** Longest a single statement may run before PostgreSQL cancels it. */
+  /** Then PostgreSQL cancels it. */
   readonly statementTimeoutMs: number;
-  /** Statements with parameters are prepared once per connection and then only bound: off behind a transaction pooler. */
+  /** Prepared once per connection, then only bound: off behind a transaction pooler. */
   readonly preparedStatements: boolean;
 }
 
-/** What Node's HTTP server allows each connection: slow, idle or oversized ones are closed. */
+/** Slow, idle or oversized connections are closed. */
 export interface ConnectionSettings {
-  /** The whole request (headers and body) must arrive within this. */
+  /** Headers and body. */
   readonly requestTimeoutMs: number;
-  /** The headers must arrive within this (no more than requestTimeoutMs). */
+  /** No more than requestTimeoutMs. */
   readonly headersTimeoutMs: number;
-  /** An idle keep-alive connection is closed after this. */
   readonly keepAliveTimeoutMs: number;
-  /** Open connections at most; connections past it are closed at once. */
+  /** Past it, connections are closed at once. */
   readonly maxConnections: number;
-  /** Request line and headers together, in bytes; past it, 431. */
+  /** Request line and headers, in bytes; past it, 431. */
   readonly maxHeaderBytes: number;
 }
 
-/** Caps on body parameters, forms and JSON alike. */
+/** Forms and JSON alike. */
 export interface ParameterSettings {
   readonly maxParameters: number;
-  /** In code points, per value. */
+  /** Code points, per value. */
   readonly maxParameterLength: number;
 }
 
 export interface RedisSettings {
   readonly url: string;
-  /** Prefix of every key this service writes, so one Redis can serve several deployments. */
+  /** So one Redis can serve several deployments. */
   readonly keyPrefix: string;
 }
 
-/** Requests allowed per window; 0 turns that limit off. */
+/** Per window; 0: off. */
 export interface RateLimitSettings {
   readonly windowMs: number;
-  /** Per API key, on the private endpoints. */
   readonly perKey: number;
-  /** Per client address, on the public endpoints. */
   readonly perAddress: number;
-  /** Failed authentications per client address, on every endpoint: a guesser is stopped, the account holder is not. */
+  /** Per address, on every endpoint: a guesser is stopped, the account holder is not. */
   readonly authFailuresPerAddress: number;
-  /** Without Redis: windows kept in memory per budget; past it the oldest are folded into a sketch that never under-counts. */
+  /** Without Redis: windows kept per budget; past it the oldest fold into a sketch that never under-counts. */
   readonly maxWindows: number;
 }
 
 /**
- * `false`: nobody's X-Forwarded-For is believed. A number: that many proxies stand in front of the server, each appending the
- * address it saw. A list: addresses, CIDR ranges, and the names `loopback`, `linklocal` and `uniquelocal` (as Fastify's
- * proxy-addr reads them), whose X-Forwarded-For is believed.
+ * `false`: nobody's X-Forwarded-For is believed. A number: that many proxies in front. A list: addresses, CIDR ranges, and
+ * proxy-addr's `loopback`, `linklocal`, `uniquelocal`.
  */
 export type TrustedProxies = false | number | readonly string[];
 
-/** Values given on the command line win over the environment. */
+/** Command-line values win over the environment. */
 export interface ConfigFlags {
   readonly sandbox?: boolean;
   readonly host?: string;
@@ -215,7 +202,7 @@ export interface ConfigFlags {
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
-  /** The command-line flag whose value was refused (the CLI calls that a usage error); undefined for an environment variable's. */
+  /** The refused flag (a usage error to the CLI); undefined for an environment variable. */
   readonly flag: string | undefined;
 
   constructor(message: string, options: { readonly flag?: string | undefined } = {}) {
@@ -224,7 +211,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** Where a value came from: a variable's name, or a flag (named with the variable it stands for, if any). */
+/** A variable's name, or a flag (with the variable it stands for, if any). */
 type Source = string | { readonly flag: string; readonly variable?: string };
 
 function named(source: Source): { name: string; flag: string | undefined } {
@@ -232,7 +219,6 @@ function named(source: Source): { name: string; flag: string | undefined } {
   return { name: source.variable === undefined ? source.flag : `${source.flag} (${source.variable})`, flag: source.flag };
 }
 
-/** The flag when it was given, else its variable: what a refusal names. */
 function flagOr(flag: string, given: string | undefined, variable: string): Source {
   return given === undefined ? variable : { flag, variable };
 }
@@ -251,7 +237,7 @@ function integer(source: Source, raw: string | undefined, fallback: number, min:
   return value;
 }
 
-/** A name or an address to listen on: an IP address, or a host name's letters, digits, hyphens and dots. Refused before it is looked up. */
+/** An IP address, or a host name's letters, digits, hyphens and dots; refused before any lookup. */
 function listenHost(source: Source, raw: string | undefined, fallback: string): string {
   if (raw === undefined || raw === '') return fallback;
   const label = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
@@ -267,7 +253,7 @@ function oneOf<T extends string>(name: string, raw: string | undefined, allowed:
   return value;
 }
 
-/** `sqlite:PATH`, `sqlite://PATH`, `file:PATH` or a bare path select SQLite; `postgres://...` selects PostgreSQL. */
+/** `sqlite:PATH`, `sqlite://PATH`, `file:PATH` or a bare path: SQLite; `postgres://...`: PostgreSQL. */
 export function parseDatabaseUrl(url: string, cwd: string, source: Source = 'DATABASE_URL'): DatabaseTarget {
   if (/^postgres(ql)?:\/\//i.test(url)) return { engine: 'postgres', url };
   const match = /^(?:sqlite|file):(?:\/\/)?(.*)$/i.exec(url);
@@ -280,7 +266,7 @@ export function parseDatabaseUrl(url: string, cwd: string, source: Source = 'DAT
   return { engine: 'sqlite', path: path === ':memory:' || isAbsolute(path) ? path : resolve(cwd, path) };
 }
 
-/** Exact origins, as a browser sends them: scheme://host[:port], no path, no wildcard (credentials are allowed). */
+/** As a browser sends them: scheme://host[:port], no path, no wildcard (credentials are allowed). */
 function corsOrigins(raw: string | undefined): string[] {
   const origins = (raw ?? '')
     .split(',')
@@ -296,7 +282,7 @@ function corsOrigins(raw: string | undefined): string[] {
 
 const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
-/** What operators write, checked here: a wrong entry would otherwise be read as some other address, or crash at start. */
+/** A wrong entry would otherwise be read as some other address, or crash at start. */
 export function trustedProxies(raw: string | undefined): TrustedProxies {
   const value = (raw ?? '').trim();
   if (value === '' || value.toLowerCase() === 'false') return false;
@@ -322,8 +308,7 @@ export function trustedProxies(raw: string | undefined): TrustedProxies {
         `TRUST_PROXY takes addresses, CIDR ranges (10.0.0.0/8, fd00::/8), 'loopback', 'linklocal', 'uniquelocal', or a hop count; '${entry}' is none of these.`,
       );
     }
-    // A proxy is a machine or a network of them, never a sixteenth of the internet: a range that wide (or an IPv4-mapped
-    // IPv6 range covering IPv4 at large) would let most clients choose their address.
+    // A range that wide (or an IPv4-mapped one covering IPv4 at large) would let most clients choose their address.
     const mapped = family === 6 && /^::ffff:/i.test(address);
     const prefix = bits === undefined ? maxBits : Number(bits) - (mapped ? 96 : 0);
     // Private IPv6 (fc00::/7) may be named whole, as private IPv4 ranges may.
@@ -365,7 +350,7 @@ function redisUrl(url: string): string {
   return url;
 }
 
-/** What one process can do alone but several cannot share: refused rather than half working. */
+/** Refused rather than half working when several processes cannot share it. */
 function checkWorkers(config: Config): Config {
   if (config.workers === 1) return config;
   if (config.database.engine === 'sqlite' && config.database.path === ':memory:') {
@@ -379,7 +364,6 @@ function checkWorkers(config: Config): Config {
   return config;
 }
 
-/** The admin API never shares the public port (nor the metrics one): a second listener, or none. */
 function checkAdminPort(config: Config): Config {
   const { port } = config.admin;
   if (port === null || port === 0) return config;
@@ -388,7 +372,6 @@ function checkAdminPort(config: Config): Config {
   return config;
 }
 
-/** Null unless OTEL_EXPORTER_OTLP_ENDPOINT is set: without it nothing of OpenTelemetry is even loaded. */
 function tracingSettings(env: Environment): TracingSettings | null {
   const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (endpoint === undefined || endpoint === '') return null;
@@ -407,7 +390,7 @@ function tracingSettings(env: Environment): TracingSettings | null {
   };
 }
 
-/** A URL the live document can list as its second server: a guess (localhost) would be wrong for every deployment but one. */
+/** A guess (localhost) would be wrong for every deployment but one. */
 function sandboxUrl(raw: string | undefined): string | null {
   if (raw === undefined || raw === '') return null;
   if (!/^https?:$/.test(URL.parse(raw)?.protocol ?? '')) {
@@ -416,7 +399,6 @@ function sandboxUrl(raw: string | undefined): string | null {
   return raw;
 }
 
-/** Two in-memory databases are never the same; a live URL this process cannot parse is not its concern. */
 function sameDatabase(database: DatabaseTarget, liveUrl: string, cwd: string): boolean {
   if (database.engine === 'sqlite' && database.path === ':memory:') return false;
   try {
@@ -434,15 +416,14 @@ export function loadConfig(env: Environment, flags: ConfigFlags = {}, cwd: strin
       ? env.SANDBOX_DATABASE_URL || DEFAULT_SANDBOX_DATABASE_URL
       : env.DATABASE_URL || DEFAULT_DATABASE_URL);
   const database = parseDatabaseUrl(databaseUrl, cwd, flags.databaseUrl === undefined ? 'DATABASE_URL' : { flag: '--database-url' });
-  // Only the obvious mistake, caught before any database is opened: the same URL for both, as text. What holds however a URL
-  // is spelled (a symlink, localhost for 127.0.0.1) is the environment each database records (store/deployment.ts).
+  // Only the obvious mistake (the same URL text); the environment each database records catches the rest (store/deployment.ts).
   if (environment === 'sandbox' && sameDatabase(database, env.DATABASE_URL || DEFAULT_DATABASE_URL, cwd)) {
     throw new ConfigError('The sandbox must not share the live database: set SANDBOX_DATABASE_URL (or --database-url) to another database.');
   }
   return checkAdminPort(checkWorkers({
     environment,
     host: listenHost(flagOr('--host', flags.host, 'HOST'), flags.host ?? env.HOST, '0.0.0.0'),
-    // The sandbox defaults to its own port so both can run side by side on one machine.
+    // Its own port, so both can run side by side.
     port: integer(flagOr('--port', flags.port, 'PORT'), flags.port ?? env.PORT, environment === 'sandbox' ? 8081 : 8080, 0, 65535),
     workers: integer(flagOr('--workers', flags.workers, 'WORKERS'), flags.workers ?? env.WORKERS, 1, 1, 64),
     database,
@@ -506,7 +487,7 @@ export function parseDurationMs(name: string, text: string): number {
   return Number(match[1]) * DURATION_UNITS_MS[match[2] as keyof typeof DURATION_UNITS_MS];
 }
 
-/** 32 bytes, in base64 (`openssl rand -base64 32`); unset: secrets are stored as they are. */
+/** 32 bytes in base64 (`openssl rand -base64 32`). */
 function secretsKey(raw: string | undefined): Buffer | null {
   if (raw === undefined || raw === '') return null;
   const key = Buffer.from(raw, 'base64');
@@ -525,7 +506,7 @@ function webhookSettings(env: Environment): WebhookSettings {
     retryScheduleMs: schedule,
     // Longer than an attempt may take, or a second worker could take a delivery still in flight.
     leaseMs: integer('WEBHOOK_LEASE_MS', env.WEBHOOK_LEASE_MS, 60_000, DELIVERY_TIMEOUT_MS + 1000, 3_600_000),
-    // 0: this process never delivers (another instance does).
+    // 0: another instance delivers.
     concurrency: integer('WEBHOOK_CONCURRENCY', env.WEBHOOK_CONCURRENCY, 16, 0, 1000),
     pollIntervalMs: integer('WEBHOOK_POLL_INTERVAL_MS', env.WEBHOOK_POLL_INTERVAL_MS, 1000, 10, 600_000),
     disableAfterMs: env.WEBHOOK_DISABLE_AFTER ? parseDurationMs('WEBHOOK_DISABLE_AFTER', env.WEBHOOK_DISABLE_AFTER) : 5 * DURATION_UNITS_MS.d,
@@ -533,20 +514,19 @@ function webhookSettings(env: Environment): WebhookSettings {
   };
 }
 
-/** `account-api call`: which server to call, as whom, and how patiently. */
 export interface CallConfig {
-  /** Without /api/v0; undefined leaves it to the client (http://localhost:8080, or :8081 in sandbox mode). */
+  /** Without /api/v0; undefined: the client's default. */
   readonly baseUrl: string | undefined;
-  /** The client's sandbox mode: the sandbox's default URL, and only aapi_sandbox_ keys. */
+  /** Only aapi_sandbox_ keys, and the sandbox's default URL. */
   readonly sandbox: boolean;
-  /** null: no credentials, so only /hello answers. */
+  /** Null: only /hello answers. */
   readonly credentials: { readonly username: string; readonly apiKey: string } | null;
   readonly timeoutMs: number;
-  /** Retries on 429 and 503 (and GETs without an answer). 0 by default: a person at a terminal sees a refusal at once. */
+  /** On 429, 503 (and GETs without an answer). 0 by default: a person sees a refusal at once. */
   readonly retries: number;
 }
 
-/** `call`'s flags as given; each wins over its environment variable. */
+/** Each wins over its environment variable. */
 export interface CallFlags {
   readonly baseUrl?: string | undefined;
   readonly username?: string | undefined;
@@ -558,7 +538,7 @@ export interface CallFlags {
 
 export function loadCallConfig(env: Environment, flags: CallFlags = {}): CallConfig {
   const sandbox = flags.sandbox === true || env.ACCOUNT_API_SANDBOX === '1';
-  // Two variables, as DATABASE_URL and SANDBOX_DATABASE_URL: --sandbox switches servers without editing the environment.
+  // Two variables, so --sandbox switches servers without editing the environment.
   const urlVariable = sandbox ? 'ACCOUNT_API_SANDBOX_URL' : 'ACCOUNT_API_URL';
   const baseUrl = flags.baseUrl ?? (env[urlVariable] || undefined);
   if (baseUrl !== undefined && !/^https?:$/.test(URL.parse(baseUrl)?.protocol ?? '')) {
@@ -569,7 +549,7 @@ export function loadCallConfig(env: Environment, flags: CallFlags = {}): CallCon
   const username = flags.username ?? (env.ACCOUNT_API_USERNAME || undefined);
   const apiKey = flags.apiKey ?? (env.ACCOUNT_API_KEY || undefined);
   if ((username === undefined) !== (apiKey === undefined)) {
-    // The half that was given says whose mistake it is: the command line's, or the environment's.
+  // Whose mistake it is: the command line's, or the environment's.
     const [message, flag] =
       username === undefined
         ? ['An API key was given without a username: add --username (or ACCOUNT_API_USERNAME).', flags.apiKey === undefined ? undefined : '--api-key']

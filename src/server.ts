@@ -20,37 +20,25 @@ export interface RunningServer {
   readonly app: FastifyInstance;
   readonly store: Store;
   readonly url: string;
-  /** What preparing the store found; null while the database is still awaited (see storeReady). */
+  /** Null while the database is still awaited (storeReady). */
   readonly prepared: PreparedStore | null;
-  /**
-   * Resolves once the store serves: at once when the database answered at start, else when it first does. Rejects with a
-   * failure that waiting cannot cure (a wrong password, a schema too new); never settles if the server is closed first.
-   */
+  /** Resolves once the store serves; rejects on a failure waiting cannot cure; never settles if closed first. */
   readonly storeReady: Promise<PreparedStore>;
-  /** Ends the wait before the next attempt to reach the database: the primary of `serve --workers` has just migrated it. */
+  /** The primary of `serve --workers` has just migrated the database: skip the back-off. */
   retryStoreNow(): void;
-  /** Where the separate metrics listener (METRICS_PORT) answers; null when there is none. */
   readonly metricsUrl: string | null;
-  /** Where the admin API (ADMIN_PORT) answers; null when there is none. */
   readonly adminUrl: string | null;
-  /** The admin API's app (ADMIN_PORT); null when there is none. */
   readonly adminApp: FastifyInstance | null;
   readonly metrics: Metrics;
-  /** Runs work in a span when tracing is on (webhook deliveries); runs it alone otherwise. */
   readonly traced: SpanRunner;
-  /** Stops accepting, finishes requests in flight, then closes the store. */
   close(): Promise<void>;
 }
 
-// Before the app (and its logger) exists, start-up warnings go to stderr as plain JSON lines.
 const startupLog = {
   warn: (details: object, message: string) => process.stderr.write(`${JSON.stringify({ level: 40, msg: message, ...details })}\n`),
 };
 
-/**
- * What is done once per start, whatever the number of processes: migrations, which also refuse a database of the other
- * environment (the store was opened for config.environment), then the sandbox's demo accounts.
- */
+/** Once per start, whatever the process count: migrations (which refuse the other environment's database), then demo accounts. */
 export async function prepareStore(store: Store, config: Config): Promise<{ demoAccounts: DemoAccount[]; hasAccounts: boolean }> {
   await store.migrate();
   const demoAccounts = config.environment === 'sandbox' ? await seedDemoAccounts(store, startupLog) : [];
@@ -59,13 +47,13 @@ export async function prepareStore(store: Store, config: Config): Promise<{ demo
 
 export type PreparedStore = Awaited<ReturnType<typeof prepareStore>>;
 
-/** A worker's share of prepareStore: the primary migrated (or is still waiting to), so only check, and ask whether any account exists. */
+/** A worker's share of prepareStore: the primary migrates, so only check. */
 async function checkPrepared(store: Store): Promise<PreparedStore> {
   await store.checkSchema();
   return { demoAccounts: [], hasAccounts: await store.hasAccounts() };
 }
 
-/** The address people are told to use: a wildcard host is shown as localhost. */
+/** A wildcard host is shown as localhost. */
 export function serverUrl(host: string, port: number): string {
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   return `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
@@ -76,7 +64,7 @@ function isSchemaOutdated(error: unknown): boolean {
 }
 
 export interface StartOptions {
-  /** Another process (the primary of `serve --workers`) already ran prepareStore: only check the schema is current. */
+  /** The primary of `serve --workers` already ran prepareStore. */
   readonly prepared?: boolean;
 }
 
@@ -86,7 +74,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let tracing: Tracing | null = null;
   try {
     const prepare = options.prepared === true ? checkPrepared : (each: Store) => prepareStore(each, config);
-    // A worker whose primary is still waiting for the database finds it unmigrated: that, too, passes by waiting.
+    // A worker whose primary still waits finds the database unmigrated: that too passes by waiting.
     const retryable =
       options.prepared === true ? (error: unknown) => isStoreUnavailable(error) || isSchemaOutdated(error) : isStoreUnavailable;
     let firstFailure: unknown;
@@ -98,7 +86,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     });
     const connecting = prepared === null ? new ConnectingStore(engine) : null;
     store = connecting ?? engine;
-    // Only with OTEL_EXPORTER_OTLP_ENDPOINT: without it nothing of OpenTelemetry is loaded, and the store is not wrapped.
+    // Without the endpoint, nothing of OpenTelemetry is loaded and the store is not wrapped.
     tracing = await createTracing(config.tracing, config.version);
     if (tracing !== null) store = tracing.traceStore(store);
     const redis = config.redis === null ? null : await openRedis(config.redis, startupLog);
@@ -107,7 +95,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const app = buildApp({ config, store, timezones, redis, metrics, tracing });
     await app.listen({ port: config.port, host: config.host });
     let metricsListener: MetricsListener | null = null;
-    // A second listener for the admin API, never the public one's: off unless ADMIN_PORT is set.
     let adminApp: FastifyInstance | null = null;
     try {
       if (config.metrics.port !== null) {
@@ -152,7 +139,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await metricsListener?.close();
         await store.close();
         if (redis !== null) await redis.quit().catch(() => redis.disconnect());
-        // Last: the spans of the requests just finished, and of closing the store, are exported before the process goes.
+        // Last, so the spans of closing are exported too.
         await tracing?.shutdown();
       },
     };

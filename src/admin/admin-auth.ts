@@ -6,12 +6,12 @@ import { HttpError } from '../http/failures/http-error.ts';
 import type { CountedAuthAttempt, RateBudgets } from '../http/limits/rate-limits.ts';
 import type { AdminCredential, AdminTokenStore } from '../store/store.ts';
 
-/** `token`: an admin token is required. `public`: answered without one (the OpenAPI document). */
+/** `public`: answered without a token (the OpenAPI document). */
 export type AdminAccess = 'token' | 'public';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The id of the admin token that authenticated this request; null before authentication or on a public route. */
+    /** Null before authentication or on a public route. */
     adminTokenId: string | null;
   }
   interface FastifyContextConfig {
@@ -21,12 +21,10 @@ declare module 'fastify' {
 
 export interface AdminAuthOptions {
   readonly store: AdminTokenStore;
-  /** The server's: a token of the other environment is told so (wrong_environment). */
   readonly environment: KeyEnvironment;
-  /** How often at most a token's `last used` time is written. */
   readonly touchIntervalMs: number;
   readonly onFailure?: (reason: string) => void;
-  /** Compared against when the store holds no token of the id; a test hands its own to see every byte of it read. */
+  /** Compared against for an unknown token id; a test hands its own to see every byte read. */
   readonly decoyHash?: Uint8Array;
 }
 
@@ -49,15 +47,14 @@ const WRONG_KIND =
   'HTTP Basic credentials and API keys are for the public API.';
 
 const WRONG_ENVIRONMENT: Readonly<Record<KeyEnvironment, string>> = {
-  // Said to the live server of a sandbox token.
   sandbox: `This is a sandbox admin token (${ADMIN_TOKEN_PREFIXES.sandbox}...); send it to the sandbox's admin API, or use a live admin token here.`,
-  // Said to the sandbox of a live one: tokens made for the sandbox before it had a marker of its own carry the live one.
+  // Tokens made for the sandbox before it had its own marker carry the live one.
   live:
     `This is a live admin token (${ADMIN_TOKEN_PREFIXES.live}...); the sandbox's admin API takes only sandbox admin tokens ` +
     `(${ADMIN_TOKEN_PREFIXES.sandbox}..., made by account-api admin-tokens create --sandbox).`,
 };
 
-/** What the header holds, judged without the store: a token id to look up, or the refusal to answer. */
+/** Judged without the store: a token id to look up, or the refusal. */
 export function presentedAdminToken(header: string, environment: KeyEnvironment): { tokenId: string; token: string } {
   const match = /^(\S+) +(\S+) *$/.exec(header);
   const scheme = match?.[1]?.toLowerCase();
@@ -75,7 +72,7 @@ export function presentedAdminToken(header: string, environment: KeyEnvironment)
   return { tokenId: parsed.tokenId, token };
 }
 
-/** The admin port's authentication step for the pipeline (src/http/pipeline.ts): Bearer admin tokens, spending `rateBudgets`. */
+/** The admin port's authentication step (pipeline.ts). */
 export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthOptions) {
   const lastTouched = new Map<string, number>();
   const decoyHash = options.decoyHash ?? DECOY_HASH;
@@ -96,15 +93,13 @@ export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthO
     options.onFailure?.(error.code);
   }
 
-  /** What needs no store judged: the token, or the 401 (or, past the budget, 429) that refuses the header. */
   async function presented(request: FastifyRequest, reply: FastifyReply, header: string): Promise<{ tokenId: string; token: string }> {
     try {
       return presentedAdminToken(header, options.environment);
     } catch (error) {
-      // A token of the other environment is a wrong address, not a guess: its marker says so without the store, and its
-      // secret cannot open anything here, so it spends nothing and its holder is told where it belongs.
+      // A token of the other environment is a wrong address, not a guess: it spends nothing and is told where it belongs.
       if (!(error instanceof HttpError) || error.code !== 'wrong_environment') {
-        // Refused without a store read, but a failed attempt all the same (past the budget, the 429 is the answer).
+        // Refused without a store read, but still a failed attempt.
         const spent = rateBudgets.spendAuthAttempt(request, reply);
         if (spent instanceof Promise) await spent;
       }
@@ -114,17 +109,15 @@ export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthO
   }
 
   /**
-   * Judges a well-formed token against the store, even past the address's failed-attempt budget: a right, unrevoked token
-   * is never refused for others' failures (the admin port is loopback by default, so every tool on the host shares one
-   * address). The secret's 190 random bits, not the budget, make guessing futile; past the budget a wrong token is still
-   * answered the 429, so only RATE_LIMIT_AUTH_FAILURES guesses a window are ever told 401 (docs/api.md, Admin tokens).
+   * Judged even past the failed-attempt budget: a right token is never refused for others' failures (the loopback port shares
+   * one address). Past it, a wrong token still gets the 429, so only the budget's guesses see a 401 (docs/api.md, Admin tokens).
    */
   async function judged(request: FastifyRequest, reply: FastifyReply, tokenId: string, token: string, counted: CountedAuthAttempt): Promise<void> {
     let credential: AdminCredential | null;
     try {
       credential = await options.store.findAdminToken(tokenId);
     } catch (error) {
-      // The store could not answer (503): no guess was judged, so the attempt is given back.
+      // The store could not answer (503): the attempt is given back.
       rateBudgets.refundAuthAttempt(request, counted.attempt);
       throw error;
     }
@@ -133,8 +126,7 @@ export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthO
       rateBudgets.refundAuthAttempt(request, counted.attempt);
       return;
     }
-    // A failure, whose attempt stays spent. A revoked token's secret was right: its holder is told it is revoked even past
-    // the budget (waiting would not help); anything else past it is the budget's 429, as if it had not been checked.
+    // A revoked token's secret was right, so it hears "revoked" even past the budget; anything else there gets the 429.
     let error: HttpError;
     if (credential !== null && matches) error = unauthenticated('admin_token_revoked', 'This admin token has been revoked; ask for a new one.');
     else if (counted.over !== null) error = rateBudgets.refuseAuthAttempt(reply, counted.over);
@@ -155,13 +147,12 @@ export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthO
       throw new HttpError(400, 'duplicate_header', 'The request has more than one Authorization header; send exactly one.');
     }
     const { tokenId, token } = await presented(request, reply, header);
-    // Every well-formed token spends one of the address's failed attempts before the store is asked (so concurrent or
-    // pipelined guesses cannot all be judged within it), whatever the count; a right one gets it back.
+    // Spend an attempt before the store is asked, so concurrent guesses cannot all be judged within the budget.
     const counting = rateBudgets.countAuthAttempt(request);
     const counted = counting instanceof Promise ? await counting : counting;
     await judged(request, reply, tokenId, token, counted);
     request.adminTokenId = tokenId;
-    // Its own budget, apart from any API key's: its window is named `admin:<id>` (`key:admin:<id>` in Redis), never a key id.
+    // Its own budget, `admin:<id>`, never a key id.
     request.keyId = `admin:${tokenId}`;
     touch(tokenId, request);
     const charged = rateBudgets.charge(request, reply);

@@ -1,4 +1,4 @@
-// JSON Schemas of the admin API: its payloads, envelopes, failures and each route's schema; reused for validation, serialisation and its OpenAPI document.
+// JSON Schemas of the admin API, reused for validation, serialisation and its OpenAPI document.
 import { failureEnvelopeSchemas, successEnvelopeSchema } from '../http/wire/envelope-schemas.ts';
 import { possibleStatuses } from '../http/failures/failure-codes.ts';
 import { recordSchema } from '../http/wire/record-schema.ts';
@@ -139,21 +139,16 @@ export const ADMIN_SCHEMAS: readonly { readonly $id: string }[] = [
   ...failureEnvelopeSchemas('AdminFailure', ADMIN_FAILURE_CODES, ADMIN_FAILURE_DESCRIPTIONS, ref('AdminEmptyMeta')),
 ];
 
-/** A success answer: one of the envelopes above. */
 export function answerOf(envelope: string, description: string) {
   return { ...ref(envelope), description };
 }
 
 export interface AdminFailureOptions {
-  /** Takes a body: 413 and 415. */
   readonly body: boolean;
-  /** Names an account or key that may not exist: 404. */
   readonly notFound: boolean;
-  /** Can meet a conflict: 409. */
   readonly conflict?: boolean;
 }
 
-/** Every failure an operation can answer, each status's codes enumerated in its schema. */
 export function adminFailures(options: AdminFailureOptions) {
   const statuses = possibleStatuses<AdminFailureStatus>({ 404: options.notFound, 409: options.conflict, 413: options.body, 415: options.body });
   return Object.fromEntries(statuses.map((status) => [status, answerOf(`AdminFailure${status}`, ADMIN_FAILURE_DESCRIPTIONS[status])]));
@@ -162,7 +157,7 @@ export function adminFailures(options: AdminFailureOptions) {
 export const BODY_MEDIA_TYPES = ['application/x-www-form-urlencoded', 'application/json'];
 export const ADMIN_SECURITY = [{ adminToken: [] }];
 
-/** What sets one admin route's schema apart; adminRoute adds what they all share. */
+/** adminRoute adds what they all share. */
 export interface AdminRouteSchema {
   readonly operationId: string;
   readonly summary: string;
@@ -170,17 +165,11 @@ export interface AdminRouteSchema {
   readonly params?: object;
   readonly querystring?: object;
   readonly body?: object;
-  /** The success answer: its status, envelope and description. */
   readonly answer: readonly [status: 200 | 201, envelope: string, description: string];
-  /** Can meet a conflict: 409. */
   readonly conflict?: boolean;
 }
 
-/**
- * The options every admin route opens with: it takes an admin token, and its schema carries its tag (one per resource), the
- * admin security, and its failures: a route that names something in its path answers 404 when there is no such thing; one that
- * reads a body reads a form or JSON, and answers 413 and 415.
- */
+/** Every admin route takes a token; its schema carries its tag, the admin security, and its failures (404 for a path name, 413/415 for a body). */
 export function adminRoute(tag: string, route: AdminRouteSchema) {
   const { answer, conflict, ...schema } = route;
   const [status, envelope, description] = answer;
@@ -197,24 +186,21 @@ export function adminRoute(tag: string, route: AdminRouteSchema) {
   };
 }
 
-/** An optional string parameter of a body or query, documented with an example. */
 export function stringParameter(description: string, example: string) {
   return { type: 'string', description, examples: [example] } as const;
 }
 
-/** The schema of a path with one parameter, such as /accounts/:username. */
 export function pathParameter(name: string, description: string, example: string) {
   return { type: 'object', required: [name], properties: { [name]: stringParameter(description, example) } } as const;
 }
 
 export const USERNAME_PATH = pathParameter('username', 'The account’s username (case-insensitive)', 'alice');
 
-/** The schema of a body or query: these properties and no other, the ones named in `required` required. */
 export function fieldsOf<P extends object>(properties: P, required: readonly string[] = []) {
   return { type: 'object', ...(required.length > 0 ? { required } : {}), additionalProperties: false, properties } as const;
 }
 
-/** The query of a list read a page at a time: its filters, then ?limit= and ?cursor= (meta.next_cursor). */
+/** Filters, then ?limit= and ?cursor= (meta.next_cursor). */
 export function pageQuery(items: string, cursorExample: string, filters: object = {}) {
   return fieldsOf({
     ...filters,
@@ -223,7 +209,7 @@ export function pageQuery(items: string, cursorExample: string, filters: object 
   });
 }
 
-/** Premium as JSON sends it (true, false) or as a form does ("true", "false"). */
+/** As JSON sends it (true, false) or a form does ("true", "false"). */
 export const PREMIUM_PARAMETER = {
   type: ['boolean', 'string'],
   description: 'true or false (in a form: the text true or false)',

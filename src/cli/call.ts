@@ -5,7 +5,6 @@ import { terminalJson, terminalText } from './terminal-text.ts';
 import { printJson, printLine, UsageError, type CliContext, type CliFlags } from './cli-context.ts';
 import { commandName, type CommandGroup, type CommandSpec, type FlagName, type FlagSpec } from './command-spec.ts';
 
-/** Where the server is, who calls and how patiently: every call takes these. */
 const CONNECTION_FLAGS = {
   'base-url': {
     type: 'string',
@@ -30,7 +29,7 @@ const CONNECTION_FLAGS = {
   },
 } as const satisfies Partial<Record<FlagName, FlagSpec>>;
 
-/** What a call answered: the envelope as sent (for --json) and the lines a person reads. */
+/** The envelope as sent (for --json) and the lines a person reads. */
 interface Answer {
   readonly envelope: { readonly data: unknown };
   readonly lines: readonly string[];
@@ -38,16 +37,16 @@ interface Answer {
 
 type Send = (client: AccountApiClient) => Promise<Answer>;
 
-/** One line per field, `name: value`, in the server's order. */
+/** `name: value`, in the server's order. */
 function fieldLines(envelope: { readonly data: object }): Answer {
   return { envelope, lines: Object.entries(envelope.data).map(([field, value]) => `${field}: ${String(value)}`) };
 }
 
 interface Call {
   readonly spec: CommandSpec;
-  /** Every call but hello: sending it without credentials could only be answered 401. */
+  /** Every call but hello: without credentials it could only be answered 401. */
   readonly needsCredentials: boolean;
-  /** The request, from flags the parser has checked (a required one is there). */
+  /** From flags the parser has checked. */
   plan(flags: CliFlags): Send;
 }
 
@@ -145,7 +144,7 @@ function clientFor(config: CallConfig): AccountApiClient {
       ...(config.credentials ?? {}),
     });
   } catch (error) {
-    // The client refuses a key of the other environment before sending it; its words name its option, not our flag.
+    // The client's words name its option, not our flag.
     if (!(error instanceof AccountApiError && error.code === 'wrong_environment')) throw error;
     throw new AccountApiError({
       status: 0,
@@ -157,7 +156,6 @@ function clientFor(config: CallConfig): AccountApiClient {
   }
 }
 
-/** The server's own words, with what a script or an operator needs to act on them. */
 function reportApiError(error: AccountApiError, context: CliContext): void {
   if (context.flags.json) {
     const { status, code, message } = error;
@@ -170,14 +168,13 @@ function reportApiError(error: AccountApiError, context: CliContext): void {
     ...(error.retryAfterSeconds === undefined ? [] : [`retry after ${error.retryAfterSeconds} s`]),
     ...(error.requestId === undefined ? [] : [`request id ${error.requestId}`]),
   ];
-  // The server's words are escaped as any printed text: a server (or what sits in front of it) could send anything.
+  // Escaped: a server (or what sits in front of it) could send anything.
   context.stderr.write(`account-api: ${terminalText(`${error.message} (${details.join(', ')})`)}\n`);
 }
 
 /**
- * Whether the refusal is of a value this command line gave, so the exit status is 2 as for any wrong command line: the server
- * refused a field the call sent from a flag (`call settings set --timezone europe/paris`: 400, field timezone), or the client
- * refused --api-key's key as one of the other environment. The server judges names and timezones: it may run another version.
+ * A refused value from this command line exits 2: a field sent from a flag (400 naming it), or --api-key of the other
+ * environment. The server judges names and timezones: it may run another version.
  */
 function refusesCommandLine(error: AccountApiError, call: Call, flags: CliFlags): boolean {
   if (error.code === 'wrong_environment') return flags['api-key'] !== undefined;
@@ -185,7 +182,7 @@ function refusesCommandLine(error: AccountApiError, call: Call, flags: CliFlags)
   return error.status === 400 && field !== undefined && field in call.spec.flags && flags[field] !== undefined;
 }
 
-/** Runs one call: 0 on success; 1, with the server's message on stderr, when the call fails; 2 when it refused a flag's value. */
+/** 0 on success; 1 when the call fails; 2 when it refused a flag's value. */
 export async function callCommand(context: CliContext, command: CommandSpec): Promise<number> {
   const call = CALLS.find((candidate) => candidate.spec === command);
   if (call === undefined) throw new Error(`call has no command '${commandName(command)}'`);

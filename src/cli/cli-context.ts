@@ -7,7 +7,7 @@ export interface CliIo {
   readonly stdout: Writable;
   readonly stderr: Writable;
   readonly cwd: string;
-  /** Ends the process with this status at once (process.exit): how a command stops when its output is closed. */
+  /** process.exit: how a command stops when its output is closed. */
   readonly exit: (status: number) => void;
 }
 
@@ -34,13 +34,11 @@ export interface CliFlags {
   readonly limit?: string;
   readonly port?: string;
   readonly host?: string;
-  /** `serve` only: processes sharing the port. */
   readonly workers?: string;
-  /** `serve` only: exit when the database does not answer at start, rather than wait for it. */
+  /** `serve` only: exit when the database does not answer at start. */
   readonly 'store-fail-fast': boolean;
-  /** `migrate` only: the operator decides the environment of a database whose keys are of both. */
+  /** `migrate` only: the operator decides the environment of a database with keys of both. */
   readonly 'record-environment': boolean;
-  /** `backup` only: replace the file if it exists. */
   readonly force: boolean;
   // `call` only: where the server is, who calls, how patiently, and what to keep of the timezone list.
   readonly 'base-url'?: string;
@@ -53,18 +51,17 @@ export interface CliFlags {
 
 export interface CliContext extends CliIo {
   readonly flags: CliFlags;
-  /** Positionals after the command (and sub-command) words. */
   readonly args: readonly string[];
 }
 
 export interface UsageErrorOptions {
-  /** The command whose --help the one-line message points to (`keys create`); the command being run when not given. */
+  /** For the --help the message points to; the running command when not given. */
   readonly command?: string;
-  /** Printed after the message when the words themselves were wrong: which words are right. */
+  /** Printed after the message when the words themselves were wrong. */
   readonly usage?: string;
 }
 
-/** Wrong words, flags or values on the command line: exit status 2, one line saying what and where to look. */
+/** Exit status 2, one line saying what and where to look. */
 export class UsageError extends Error {
   override name = 'UsageError';
   readonly command: string | undefined;
@@ -77,23 +74,23 @@ export class UsageError extends Error {
   }
 }
 
-// Every print below escapes control characters (terminal-text.ts): what the CLI prints holds stored text, which must not drive a terminal.
+// Every print escapes control characters (terminal-text.ts): stored text must not drive a terminal.
 
 export function printJson(context: CliContext, value: unknown): void {
   context.stdout.write(`${terminalJson(JSON.stringify(value, null, 2))}\n`);
 }
 
-/** One line; a line break inside `line` is shown as \x0a, so one call is one line. */
+/** A line break inside `line` is shown as \x0a, so one call is one line. */
 export function printLine(context: CliContext, line: string): void {
   context.stdout.write(`${terminalText(line)}\n`);
 }
 
-/** A line for the person at the terminal, on stderr (stdout holds only what a script captures, such as a new key). */
+/** On stderr: stdout holds only what a script captures. */
 export function printNote(context: CliContext, line: string): void {
   context.stderr.write(`${terminalText(line)}\n`);
 }
 
-/** Left-aligned columns for people; scripts use --json. Cells are escaped before they are measured, so columns stay aligned. */
+/** Cells are escaped before they are measured, so columns stay aligned. */
 export function printTable(context: CliContext, headers: readonly string[], rows: readonly (readonly string[])[]): void {
   const shown = rows.map((row) => row.map(terminalText));
   const widths = headers.map((header, column) => Math.max(header.length, ...shown.map((row) => (row[column] ?? '').length)));
@@ -106,7 +103,6 @@ export function printTable(context: CliContext, headers: readonly string[], rows
   for (const row of shown) context.stdout.write(`${line(row)}\n`);
 }
 
-/** How a list command shows its items: each as --json prints it, or a table for people, or a line saying there are none. */
 export interface ListShape<T> {
   readonly json: (item: T) => unknown;
   readonly empty: string;

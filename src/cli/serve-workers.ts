@@ -1,6 +1,5 @@
-// `account-api serve --workers N`: the primary process. It prepares the store once, forks N workers that share the port
-// (node:cluster hands them connections in turn), restarts a worker that dies, and on SIGTERM or SIGINT lets each drain, then exits.
-// With PostgreSQL down at start it forks them anyway (they answer 503) and prepares the store in the background.
+// `account-api serve --workers N`: the primary. Prepares the store once, forks N workers sharing the port, restarts the dead,
+// and on SIGTERM or SIGINT lets each drain. With PostgreSQL down at start it forks anyway and prepares in the background.
 import cluster, { type Worker } from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -14,25 +13,24 @@ import { announce, announceStore } from './announce.ts';
 import type { CliContext } from './cli-context.ts';
 import { catchSignals } from './signals.ts';
 
-/** A crash loop waits 0.1 s, then 0.2, 0.4... up to 10 s between restarts, rather than spinning. */
+/** A crash loop backs off (doubling up to 10 s) rather than spinning. */
 const FIRST_RESTART_DELAY_MS = 100;
 const MAX_RESTART_DELAY_MS = 10_000;
-/** A worker that ran this long before it died was not part of a loop: its restart waits the shortest delay again. */
+/** A worker that ran this long was not part of a loop: its restart waits the shortest delay again. */
 const STABLE_AFTER_MS = 10_000;
 
-/** The first step of a shutdown, primary to worker, and the worker's answer once its listener is closed. */
+/** Primary to worker, and the worker's answer once its listener is closed. */
 export const STOP_ACCEPTING = 'account-api:stop-accepting';
 export const STOPPED_ACCEPTING = 'account-api:stopped-accepting';
-/** Primary to worker: the database the worker waits for is migrated now; try it without waiting out the back-off. */
+/** Primary to worker: the store is migrated now; retry without waiting out the back-off. */
 export const STORE_PREPARED = 'account-api:store-prepared';
-/** How long the primary waits for every worker to close its listener before it tells them to drain anyway. */
 const STOP_ACCEPTING_TIMEOUT_MS = 1000;
 
 const LEVELS = { fatal: 60, error: 50, warn: 40, info: 30, debug: 20, trace: 10, silent: Infinity } as const;
 
 type Log = (level: 'info' | 'warn' | 'error', fields: object, message: string) => void;
 
-/** JSON lines shaped like the workers' own (pino's), on the same stdout, so whatever reads the one reads the other. */
+/** Shaped like the workers' lines (pino's), so whatever reads the one reads the other. */
 function primaryLog(context: CliContext, config: Config): Log {
   const host = hostname();
   return (level, fields, msg) => {
@@ -41,7 +39,7 @@ function primaryLog(context: CliContext, config: Config): Log {
   };
 }
 
-/** METRICS_PORT's answer: every worker's metrics, asked over the cluster channel and summed (counters, histograms, memory). */
+/** Every worker's metrics, asked over the cluster channel and summed. */
 class ClusterMetrics extends AggregatorRegistry<PrometheusContentType> {
   override metrics(): Promise<string> {
     return this.clusterMetrics();
@@ -56,15 +54,15 @@ interface Slot {
   restart: NodeJS.Timeout | null;
 }
 
-/** Returns the exit status: 0 when every worker drained and exited 0 after the signal. */
+/** 0 when every worker drained and exited 0 after the signal. */
 export async function superviseWorkers(context: CliContext, config: Config): Promise<number> {
   const log = primaryLog(context, config);
   const signals = catchSignals();
   let metricsListener: MetricsListener | null = null;
   let waiting: ConnectingStore | null = null;
   try {
-    // Once, before any worker exists: migrations never race each other, and the sandbox is seeded once. With the database down,
-    // this primary keeps trying while the workers serve 503s and wait for its migrations (seeding from N workers would race).
+    // Once, before any worker: migrations never race and the sandbox is seeded once. With the database down, the primary keeps
+    // trying while workers serve 503s.
     const engine = openStore(config);
     let firstFailure: unknown;
     let prepared = await prepareStore(engine, config).catch(async (error: unknown) => {
@@ -95,12 +93,10 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
       let status = 0;
       let forwarded: NodeJS.Signals = 'SIGTERM';
       let deadline: NodeJS.Timeout | undefined;
-      /** Workers still to confirm they stopped accepting; null once told to drain. */
       let closing: Set<Worker> | null = null;
       let drainTimer: NodeJS.Timeout | undefined;
       let port = config.port;
-      // The admin API (ADMIN_PORT) is served by the first slot's worker alone: one process, so one set of per-token budgets
-      // without Redis, and node:cluster still hands its connections over from the primary. Its port once known, for restarts.
+      // The admin API is served by the first slot's worker alone: one set of per-token budgets without Redis.
       let adminPort = config.admin.port;
       let adminUrl: string | null = null;
       const live = () => slots.flatMap((slot) => (slot.worker === null ? [] : [slot.worker]));
@@ -109,15 +105,12 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
         slot.restart = null;
         slot.listening = false;
         slot.startedAt = Date.now();
-        // Workers that ask for port 0 share the port the first one got, as long as one of them holds it. A worker started
-        // when none does asks for that port by name (a later --port wins); asking by name while one holds it would collide.
+        // Port 0: later workers share the first one's port; one started when none holds it asks for it by name.
         const pin = config.port === 0 && port !== 0 && !slots.some((each) => each.listening);
         cluster.setupPrimary({ args: [...process.argv.slice(2), ...(pin ? ['--port', String(port)] : [])] });
-        // An empty ADMIN_PORT is unset (config.ts): every other worker serves the public port only.
         const servesAdmin = config.admin.port !== null && slot === slots[0];
         const worker = cluster.fork({ ADMIN_PORT: servesAdmin ? String(adminPort) : '' });
         slot.worker = worker;
-        // A worker listens on the public port first, then (the first slot's) on the admin port.
         let listened = 0;
         worker.on('listening', (address: AddressInfo) => {
           listened++;
@@ -126,7 +119,7 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
           adminUrl = serverUrl(config.admin.host, address.port);
           announceWhenReady();
         });
-        // Failing to signal or message a worker that has just died must not bring the primary down with it.
+        // A failed signal to a worker that just died must not bring the primary down.
         worker.on('error', (error: Error) => log('warn', { workerPid: worker.process.pid, err: error.message }, 'worker channel error'));
         worker.on('message', (message: unknown) => {
           if (message === STOPPED_ACCEPTING) stoppedAccepting(worker);
@@ -158,7 +151,7 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
         const workerPid = worker.process.pid;
         if (phase === 'stopping') {
           stoppedAccepting(worker);
-          // Killed by the forwarded signal itself: it had not yet started, or had finished and was letting go of the channel.
+          // Killed by the forwarded signal itself: not yet started, or letting go of the channel.
           if (code !== 0 && signal !== forwarded) status = 1;
           if (live().length === 0) finish();
           return;
@@ -186,9 +179,8 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
           status = 1;
           for (const worker of live()) worker.process.kill('SIGKILL');
         }, config.shutdownTimeoutMs);
-        // First every worker stops taking connections. Once the last has, node:cluster closes the port, and a client is
-        // refused at once, as by a lone server. Were the workers to drain straight away, clients answered 503 would reconnect
-        // at once, and node:cluster would reset the connections it accepted for workers that had just stopped accepting.
+        // First all stop accepting, so node:cluster closes the port and clients are refused at once; draining straight away
+        // would have 503'd clients reconnect and node:cluster reset connections it accepted for stopping workers.
         closing = new Set(slots.flatMap((slot) => (slot.worker?.isConnected() === true && slot.listening ? [slot.worker] : [])));
         for (const worker of closing) worker.send(STOP_ACCEPTING);
         drainTimer = setTimeout(drain, STOP_ACCEPTING_TIMEOUT_MS);
@@ -200,7 +192,6 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
         if (closing?.delete(worker) === true && closing.size === 0) drain();
       };
 
-      // Each worker drains as a lone server would: finishes what it accepted, answers late requests 503, exits.
       const drain = () => {
         if (closing === null) return;
         closing = null;
@@ -234,7 +225,6 @@ export async function superviseWorkers(context: CliContext, config: Config): Pro
         store.connect({ prepare: (engine) => prepareStore(engine, config), retryable: isStoreUnavailable, log: connectLog, target, firstFailure }).then(
           (result) => {
             prepared = result;
-            // The workers keep their own connections; the primary needs none.
             store.close().catch(() => undefined);
             for (const worker of live()) if (worker.isConnected()) worker.send(STORE_PREPARED);
             if (phase === 'serving') announceStore(context, config, serverUrl(config.host, port), result);

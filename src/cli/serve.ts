@@ -38,14 +38,14 @@ export const SERVE: CommandGroup = {
   ],
 };
 
-/** Returns the exit status: 0 after a clean shutdown. */
+/** 0 after a clean shutdown. */
 export async function serveCommand(context: CliContext, config: Config): Promise<number> {
-  // A worker re-runs this same command line (node:cluster forks process.argv), so it parses the same configuration.
+  // A worker re-runs this command line (node:cluster forks process.argv).
   if (cluster.isWorker) {
     try {
       return await serve(context, config, true);
     } finally {
-      // The channel to the primary would keep a worker alive after its server has closed (or failed to start).
+  // The primary's channel would keep a worker alive after its server closed.
       cluster.worker?.disconnect();
     }
   }
@@ -54,18 +54,16 @@ export async function serveCommand(context: CliContext, config: Config): Promise
 }
 
 async function serve(context: CliContext, config: Config, asWorker: boolean): Promise<number> {
-  // Listen for signals before anything starts, so a SIGTERM during start-up still ends in a clean shutdown.
+  // Before anything starts, so a SIGTERM during start-up still shuts down cleanly.
   const signals = catchSignals();
-  // A worker answers the primary's requests for its metrics (METRICS_PORT sums them); from the start, so a scrape while it
-  // starts is answered (empty) rather than left to time out.
+  // A worker answers the primary's metric requests from the start, so a scrape during start-up is not left to time out.
   if (asWorker && config.metrics.port !== null) new AggregatorRegistry();
   let detachFromProcess = () => {};
   try {
-    // A worker's store was migrated (and the sandbox seeded) by the primary; the primary alone serves METRICS_PORT.
+  // The primary migrated (and seeded) a worker's store, and serves METRICS_PORT alone.
     const server = await startServer(asWorker ? { ...config, metrics: { ...config.metrics, port: null } } : config, { prepared: asWorker });
     const { app } = server;
-    // The logger writes asynchronously (request-log.ts): what it still holds is written before any exit, and a fatal error
-    // is logged, written out, and ends the process as Node would have.
+    // The logger buffers (request-log.ts): flushed before any exit; a fatal error is logged, flushed, and ends the process.
     const flushOnExit = () => app.flushLogs();
     const fatal = (error: unknown) => {
       app.log.fatal({ err: error }, 'uncaught error: exiting');
@@ -86,10 +84,9 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
     );
     if (asWorker) {
       process.on('message', (message: unknown) => {
-        // The primary has migrated the database this worker is waiting for: no need to sit out the back-off.
         if (message === STORE_PREPARED) server.retryStoreNow();
         if (message !== STOP_ACCEPTING) return;
-        // net.Server's close without a callback: the listener only; connections, and the drain that follows, are untouched.
+        // The listener only; connections and the drain that follows are untouched.
         Server.prototype.close.call(app.server);
         if (server.adminApp !== null) Server.prototype.close.call(server.adminApp.server);
         process.send?.(STOPPED_ACCEPTING);
@@ -97,10 +94,9 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
     }
     if (asWorker && config.metrics.port !== null) AggregatorRegistry.setRegistries(server.metrics.registry);
     if (!asWorker) announce(context, config, { url: server.url, metricsUrl: server.metricsUrl, adminUrl: server.adminUrl, store: server.prepared, workers: 1 });
-    // Every serving process prunes (each worker too, whichever restarts): a second DELETE of the same old rows deletes nothing.
+    // Every serving process prunes: a second DELETE of the same old rows deletes nothing.
     const stopPruning = startAuditPruning({ store: server.store, retentionDays: config.auditRetentionDays, storeReady: server.storeReady, log: app.log });
-    // Webhooks are sent from here, apart from request handling: every serving process takes its share of the outbox (leases
-    // keep two from sending one delivery at once), at most WEBHOOK_CONCURRENCY at a time, so a slow receiver never slows the API.
+    // Every serving process takes its share of the outbox (leases prevent doubles), bounded by WEBHOOK_CONCURRENCY.
     const webhookMetrics = createWebhookMetrics(server.metrics.registry);
     const delivery =
       config.webhooks.concurrency === 0
@@ -120,9 +116,8 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
       const stop = (status: 0 | 1) => {
         stopping = true;
         stopPruning();
-        // Deliveries in flight get half the shutdown time to finish; the leases of the rest are let go for another instance.
+        // Half the shutdown time for deliveries in flight; the rest's leases are let go.
         const deliveryStopped = delivery?.stop(config.shutdownTimeoutMs / 2) ?? Promise.resolve();
-        // A request or an engine that never finishes must not keep the process from exiting.
         const deadline = setTimeout(() => {
           app.log.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown did not finish within SHUTDOWN_TIMEOUT_MS: exiting now');
           process.exit(1);
@@ -143,7 +138,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
       };
       signals.handleWith((signal) => {
         if (stopping) {
-          // A worker hears a terminal's Ctrl-C and then the primary's forwarded signal: the primary decides when to give up.
+          // A worker hears Ctrl-C and then the primary's forwarded signal: the primary decides.
           if (asWorker) return;
           app.log.warn({ signal }, 'second signal: exiting now');
           process.exit(1);
@@ -158,7 +153,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
           },
           (error: unknown) => {
             if (stopping) return;
-            // What fail-fast would have said at start: waiting does not cure it (a wrong password, a schema too new).
+            // As fail-fast would at start: waiting does not cure it (a wrong password, a schema too new).
             app.log.error({ err: error }, 'the database cannot be used: stopping');
             context.stderr.write(`account-api: ${error instanceof Error ? error.message : String(error)}\n`);
             stop(1);
@@ -168,8 +163,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
     });
   } finally {
     detachFromProcess();
-    // A worker lets go of its channel and ends on its own; a signal arriving meanwhile (the primary's forwarded one, after a
-    // terminal's Ctrl-C reached the worker directly) must not kill it before its last log lines are out.
+    // A signal arriving meanwhile (the primary's forward after Ctrl-C) must not kill the worker before its last log lines.
     if (asWorker) signals.handleWith(() => {});
     else signals.release();
   }

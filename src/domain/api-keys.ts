@@ -18,22 +18,20 @@ const BODY_LENGTH = KEY_ID_LENGTH + SECRET_LENGTH + CHECKSUM_LENGTH;
 
 export interface ParsedKey {
   readonly environment: KeyEnvironment;
-  /** Non-secret identifier, stored in clear, used to find the key and to list or revoke it. */
+  /** Non-secret, stored in clear: finds, lists and revokes the key. */
   readonly keyId: string;
-  /** The whole key as sent; hashed for comparison, never stored or logged. */
+  /** Hashed for comparison, never stored or logged. */
   readonly token: string;
 }
 
 export type KeyParseResult = { ok: true; key: ParsedKey } | { ok: false; reason: 'malformed' };
 
 export interface IssuedKey extends ParsedKey {
-  /** SHA-256 of the whole key: what the store keeps. */
   readonly hash: Buffer;
-  /** Shown in listings so a person can tell keys apart without seeing the secret. */
   readonly displayPrefix: string;
 }
 
-/** Random base62 without modulo bias: bytes of 248 and over are thrown away (248 = 4 * 62). */
+/** Without modulo bias: bytes of 248 and over are thrown away (248 = 4 * 62). */
 export function randomBase62(length: number, random: (size: number) => Buffer = randomBytes): string {
   let out = '';
   while (out.length < length) {
@@ -59,7 +57,7 @@ function checksumOf(prefixAndBody: string): string {
   return base62Fixed(crc32(prefixAndBody), CHECKSUM_LENGTH);
 }
 
-// CRC-32 (the polynomial zlib uses), one byte per step from a 256-entry table.
+// CRC-32 (zlib's polynomial), from a 256-entry table.
 const CRC_TABLE = (() => {
   const table = new Int32Array(256);
   for (let n = 0; n < 256; n++) {
@@ -70,22 +68,19 @@ const CRC_TABLE = (() => {
   return table;
 })();
 
-/** The CRC-32 state after `text`'s characters, each taken as one byte (the caller passes only ASCII). */
+/** Each character taken as one byte (callers pass only ASCII). */
 function crcOfAscii(state: number, text: string): number {
   let crc = state;
   for (let i = 0; i < text.length; i++) crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff]! ^ (crc >>> 8);
   return crc;
 }
 
-/** Each prefix's CRC-32 state, worked out once: a key's checksum covers its prefix, which never changes. */
 const prefixStates = new Map<string, number>();
 
 /**
- * True when `token` past `prefix` is exactly BODY_LENGTH base62 characters whose last CHECKSUM_LENGTH are the checksum of
- * the rest, digit by digit as base62Fixed would write them. One loop over the character codes checks the characters and
- * feeds the CRC: it runs on every authenticated request, and costs less than a loop for the characters, then zlib's
- * crc32 of the string, which converts it to UTF-8 first (docs/operations.md#smaller-measured-choices). Keys are
- * issued with zlib's crc32 (checksumOf), so every test that parses an issued key holds the two to each other.
+ * BODY_LENGTH base62 characters ending in their checksum, checked in one loop that also feeds the CRC: it runs on every
+ * authenticated request (docs/operations.md#smaller-measured-choices). Keys are issued with zlib's crc32 (checksumOf), so
+ * every test parsing an issued key holds the two together.
  */
 function isChecksummedBody(token: string, prefix: string): boolean {
   const from = prefix.length;
@@ -98,11 +93,10 @@ function isChecksummedBody(token: string, prefix: string): boolean {
   const end = token.length - CHECKSUM_LENGTH;
   for (let i = from; i < end; i++) {
     const c = token.charCodeAt(i);
-    // 0-9, A-Z, a-z
     if (!((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122))) return false;
     crc = CRC_TABLE[(crc ^ c) & 0xff]! ^ (crc >>> 8);
   }
-  // The checksum's digits are compared with the ones it should have, so they are base62 too when they match.
+  // Compared digit by digit with what it should be, so matching digits are base62 too.
   let rest = (crc ^ -1) >>> 0;
   for (let i = CHECKSUM_LENGTH - 1; i >= 0; i--) {
     if (token.charCodeAt(end + i) !== ALPHABET.charCodeAt(rest % 62)) return false;
@@ -111,29 +105,25 @@ function isChecksummedBody(token: string, prefix: string): boolean {
   return true;
 }
 
-/**
- * A token of any kind in the keys' format: `prefix`, id, secret, checksum. The admin tokens use it with their own prefix
- * (src/domain/admin-tokens.ts), so scanners and people tell them from API keys at a glance.
- */
+/** `prefix`, id, secret, checksum: admin tokens use it with their own prefix (domain/admin-tokens.ts). */
 export function composePrefixed(prefix: string, id: string, secret: string): string {
   const head = `${prefix}${id}${secret}`;
   return head + checksumOf(head);
 }
 
-/** The id of a token in the keys' format with this prefix, or null when its shape or checksum is wrong. */
+/** Null when its shape or checksum is wrong. */
 export function idOfPrefixed(prefix: string, token: string): string | null {
   if (!token.startsWith(prefix)) return null;
   if (!isChecksummedBody(token, prefix)) return null;
   return token.slice(prefix.length, prefix.length + KEY_ID_LENGTH);
 }
 
-/** Fresh random id and secret of the keys' lengths. */
 export function randomIdAndSecret(): { id: string; secret: string } {
   return { id: randomBase62(KEY_ID_LENGTH), secret: randomBase62(SECRET_LENGTH) };
 }
 
 export function hashKey(token: string): Buffer {
-  // The one-shot form: no Hash object per call, on every authenticated request (docs/operations.md#smaller-measured-choices).
+  // One-shot form: no Hash object per call (docs/operations.md#smaller-measured-choices).
   return hash('sha256', token, 'buffer');
 }
 
@@ -141,7 +131,7 @@ export function displayPrefixOf(environment: KeyEnvironment, keyId: string): str
   return `${KEY_PREFIXES[environment]}${keyId}`;
 }
 
-/** Builds a key from its parts; `issueKey` is the normal way in, this one serves deterministic sandbox keys. */
+/** `issueKey` is the normal way in; this one serves deterministic sandbox keys. */
 export function composeKey(environment: KeyEnvironment, keyId: string, secret: string): IssuedKey {
   const head = `${KEY_PREFIXES[environment]}${keyId}${secret}`;
   const token = head + checksumOf(head);
@@ -152,7 +142,7 @@ export function issueKey(environment: KeyEnvironment): IssuedKey {
   return composeKey(environment, randomBase62(KEY_ID_LENGTH), randomBase62(SECRET_LENGTH));
 }
 
-/** Checks shape and checksum only, so a mistyped or truncated key is refused without touching the store. */
+/** Shape and checksum only: a mistyped key is refused without touching the store. */
 export function parseKey(token: string): KeyParseResult {
   for (const environment of ['live', 'sandbox'] as const) {
     const prefix = KEY_PREFIXES[environment];
@@ -163,17 +153,13 @@ export function parseKey(token: string): KeyParseResult {
   return { ok: false, reason: 'malformed' };
 }
 
-/**
- * The key's SHA-256 as a string of 32 one-byte characters, for authentication to compare on every request: a string result
- * costs less than hashKey's Buffer, which allocates a backing store on each call.
- */
+/** SHA-256 as a 32-character latin1 string: cheaper per request than hashKey's Buffer allocation. */
 export function keyDigest(token: string): string {
   return hash('sha256', token, 'binary'); // 'binary': Node's name for latin1, one character per byte
 }
 
-/** Constant-time comparison of a presented key's digest (keyDigest) against a stored hash: every byte is looked at. */
+/** Constant time: every byte is looked at. */
 export function digestMatches(digest: string, stored: Uint8Array): boolean {
-  // The length read once: read in the loop's test it was a builtin call per byte.
   const length = stored.length;
   if (digest.length !== length) return false;
   let difference = 0;
@@ -181,12 +167,11 @@ export function digestMatches(digest: string, stored: Uint8Array): boolean {
   return difference === 0;
 }
 
-/** Constant-time comparison of a presented key against a stored hash. */
 export function keyMatches(token: string, storedHash: Uint8Array): boolean {
   return hashesMatch(hashKey(token), storedHash);
 }
 
-/** Constant-time comparison of two key hashes, for a caller that hashed the presented key once for several comparisons. */
+/** Constant time, for a caller that hashed the presented key once for several comparisons. */
 export function hashesMatch(presented: Uint8Array, stored: Uint8Array): boolean {
   return stored.length === presented.length && timingSafeEqual(presented, stored);
 }

@@ -5,21 +5,17 @@ export const USERNAME_MAX_LENGTH = 64;
 export const DISPLAY_NAME_MAX_LENGTH = 100;
 
 const USERNAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-// `.` and `..` are dot segments that every URL-normalising client (fetch, browsers) removes from
-// /admin/v0/accounts/{username}, and `-` alone reads as a flag or standard input on a command line: a name needs a letter or digit.
+// `.` and `..` are removed from /admin/v0/accounts/{username} by URL-normalising clients, and `-` reads as a flag: a name needs a letter or digit.
 const HAS_LETTER_OR_DIGIT = /[A-Za-z0-9]/;
 // Cc (C0, DEL, C1) plus the line and paragraph separators, which break logs and terminals just the same.
 const CONTROL_CHARACTER = /[\p{Cc}\u2028\u2029]/u;
-// Bidirectional embeddings, overrides and isolates (LRE RLE PDF LRO RLO, LRI RLI FSI PDI). They reorder what is shown after
-// them until closed, so a name holding one can make the page or log line it is shown in read as something else.
+// Bidi embeddings, overrides and isolates reorder what follows them, so a name could make a log line read as something else.
 const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
-// Something a person can see: not white space, not a control or format character (zero-width spaces and joiners, soft
-// hyphen, marks such as LRM), not a default-ignorable (U+3164 HANGUL FILLER and its kin), not a lone combining mark, not
-// an unassigned code point or noncharacter (U+0378, U+FFFF), and not the blanks that are letters or symbols only by
-// category (U+2800 BRAILLE PATTERN BLANK, U+1D159 MUSICAL SYMBOL NULL NOTEHEAD).
+// Something a person can see: no white space, control, format or default-ignorable character, lone mark, unassigned code
+// point, nor a blank that is a letter or symbol only by category (U+2800, U+1D159).
 const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{M}\p{Cs}\p{Cn}\u2800\u{1D159}]/u;
 
-/** Usernames travel in Basic credentials, so a colon could never be sent; we allow only a safe ASCII set. */
+/** Basic credentials cannot carry a colon; we allow only a safe ASCII set. */
 export function checkUsername(username: string, field = 'username'): string {
   if (!USERNAME_PATTERN.test(username) || !HAS_LETTER_OR_DIGIT.test(username)) {
     throw new DomainError(
@@ -32,17 +28,14 @@ export function checkUsername(username: string, field = 'username'): string {
   return username;
 }
 
-/** Counts Unicode code points, not UTF-16 units, so an emoji is one character as a person sees it. */
+/** Code points, not UTF-16 units: an emoji is one character as a person sees it. */
 export function codePointLength(value: string): number {
   let count = 0;
   for (const _ of value) count++;
   return count;
 }
 
-/**
- * A display name is kept exactly as submitted (no trimming), so the caller gets back what it sent;
- * it must still be something a person can read.
- */
+/** Kept exactly as submitted (no trimming), so the caller gets back what it sent; it must still be readable. */
 export function checkDisplayName(name: string, field = 'name'): string {
   const length = codePointLength(name);
   if (length === 0) {

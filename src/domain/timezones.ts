@@ -2,29 +2,23 @@
 import data from './timezones.json' with { type: 'json' };
 
 export interface TimezoneCatalog {
-  /** The tzdata release the list was generated from, such as 2026f, read from tzdata.zi by the generator. */
+  /** Such as 2026f, read from tzdata.zi by the generator. */
   readonly tzdata: string;
   readonly zones: readonly string[];
   /** Exact and case-sensitive: `Europe/Paris` is a zone, `europe/paris` is a request to correct. */
   has(name: string): boolean;
-  /**
-   * The closest valid names for a wrong value, best first; empty when nothing is close. A listed name in
-   * another case, or an old name tzdb keeps as a link (Europe/Kiev), yields only the name it stands for.
-   */
+  /** Best first; empty when nothing is close. Another case or an old linked name (Europe/Kiev) yields only its target. */
   suggest(input: string, limit?: number): string[];
 }
 
-// Longer than any real zone name (the longest is about 30 characters); past this the input is not a typo
-// and computing distances would only let a caller spend our CPU.
+// Longer than any real zone name: past it the input is not a typo, and distances would only spend our CPU.
 const MAX_SUGGESTION_INPUT = 64;
 
 const DEFAULT_SUGGESTION_LIMIT = 3;
 
 interface SuggestionIndex {
   readonly zones: readonly IndexedZone[];
-  /** Lower-cased listed name -> listed name. */
   readonly zoneByLowerName: ReadonlyMap<string, string>;
-  /** Lower-cased alias -> the listed name it stands for. */
   readonly aliasTargetByLowerName: ReadonlyMap<string, string>;
 }
 
@@ -39,12 +33,12 @@ interface Ranked {
   readonly distance: number;
 }
 
-/** The catalog of the committed list in timezones.json (regenerate with `npm run tz:generate`). */
+/** Regenerate timezones.json with `npm run tz:generate`. */
 export function loadTimezoneCatalog(): TimezoneCatalog {
   return createTimezoneCatalog(data.tzdata, data.zones, data.aliases);
 }
 
-/** `aliases` maps old names to listed ones; they only feed suggestions, `has` still accepts listed names alone. */
+/** `aliases` only feed suggestions; `has` accepts listed names alone. */
 export function createTimezoneCatalog(
   tzdata: string,
   zones: readonly string[],
@@ -62,7 +56,6 @@ export function createTimezoneCatalog(
   });
 }
 
-// Lower-cased once per catalog so a bad request pays only for the distances.
 function buildSuggestionIndex(
   zones: readonly string[],
   known: ReadonlySet<string>,
@@ -76,7 +69,7 @@ function buildSuggestionIndex(
   for (const zone of indexed) if (!zoneByLowerName.has(zone.lowerName)) zoneByLowerName.set(zone.lowerName, zone.name);
   const aliasTargetByLowerName = new Map<string, string>();
   for (const [alias, target] of Object.entries(aliases)) {
-    // A suggestion the API would then reject is worse than none, so an alias must lead to a listed name.
+    // A suggestion the API would reject is worse than none.
     const lowerAlias = alias.toLowerCase();
     if (known.has(target) && !aliasTargetByLowerName.has(lowerAlias)) aliasTargetByLowerName.set(lowerAlias, target);
   }
@@ -84,12 +77,10 @@ function buildSuggestionIndex(
 }
 
 function suggestZones(index: SuggestionIndex, input: string, limit: number): string[] {
-  // Checked before any normalisation so even trimming a huge input costs nothing.
   if (input.length > MAX_SUGGESTION_INPUT || !(limit >= 1)) return [];
   // People type "New York" for "New_York"; zone names never contain spaces.
   const wanted = input.trim().replace(/\s+/g, '_').toLowerCase();
   if (wanted === '') return [];
-  // A listed name in another case, then an old name, is certainly what was meant: nothing else is offered.
   const certain = index.zoneByLowerName.get(wanted) ?? index.aliasTargetByLowerName.get(wanted);
   if (certain !== undefined) return [certain];
 
@@ -99,8 +90,7 @@ function suggestZones(index: SuggestionIndex, input: string, limit: number): str
 
   const ranked: Ranked[] = [];
   for (const zone of index.zones) {
-    // The full name catches typos anywhere (Europe/Pariss); the last segment catches a bare city (paris)
-    // and a city under the wrong or a missing sub-area (America/Vevay).
+    // The full name catches typos anywhere; the last segment a bare city or a wrong sub-area (America/Vevay).
     const distance = Math.min(
       boundedDistance(wanted, zone.lowerName, fullBudget),
       boundedDistance(wantedLastSegment, zone.lowerLastSegment, segmentBudget),
@@ -111,8 +101,7 @@ function suggestZones(index: SuggestionIndex, input: string, limit: number): str
   ranked.sort(byCloseness);
   const best = ranked[0];
   if (best === undefined) return [];
-  // Only the near-best, so a clear match ("paris") is not followed by far ones that merely fit the budget
-  // ("Antarctica/Davis").
+  // Only the near-best, so "paris" is not followed by far matches ("Antarctica/Davis").
   return ranked
     .filter((candidate) => candidate.distance <= best.distance + 1)
     .slice(0, Math.floor(limit))
@@ -121,7 +110,7 @@ function suggestZones(index: SuggestionIndex, input: string, limit: number): str
 
 function byCloseness(a: Ranked, b: Ranked): number {
   if (a.distance !== b.distance) return a.distance - b.distance;
-  // Code-point order, not localeCompare, so the answer is the same on every machine.
+  // Code-point order, not localeCompare: the same answer on every machine.
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
@@ -130,7 +119,7 @@ function distanceBudget(text: string): number {
   return Math.max(2, Math.floor(text.length / 3));
 }
 
-/** The distance when it is within budget, otherwise Infinity; the length gap alone rules most names out. */
+/** Infinity past the budget; the length gap alone rules most names out. */
 function boundedDistance(a: string, b: string, budget: number): number {
   if (Math.abs(a.length - b.length) > budget) return Number.POSITIVE_INFINITY;
   const distance = levenshtein(a, b);
@@ -141,14 +130,12 @@ function lastSegment(name: string): string {
   return name.slice(name.lastIndexOf('/') + 1);
 }
 
-/** Edits (insert, delete, substitute one code point) needed to turn `a` into `b`. */
 export function levenshtein(a: string, b: string): number {
   const source = Array.from(a);
   const target = Array.from(b);
   if (source.length === 0) return target.length;
   if (target.length === 0) return source.length;
 
-  // Two rows of the dynamic-programming table are enough: each row only reads the one above.
   let previous = new Uint32Array(target.length + 1).map((_, index) => index);
   let current = new Uint32Array(target.length + 1);
   for (let i = 1; i <= source.length; i++) {

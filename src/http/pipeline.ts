@@ -1,9 +1,7 @@
-// The per-request pipeline: every step a request goes through before its route's handler and after its answer, in order, in
-// this one file. Each step is a function of its own module; this file only says which runs when, and why there.
+// The per-request pipeline: every step before a route's handler and after its answer, in order, and why there.
 //
-// Fastify runs each hook of each kind as a step of its own lifecycle: every hook is paid on every answer, so the steps are
-// folded into one onRequest hook and one onResponse hook (and an onSend that only marks answers while the server closes).
-// What a step needs of its route (access rule, pattern, metric series) is worked out once, when the route is added.
+// Every Fastify hook is paid on every answer, so the steps are folded into one onRequest and one onResponse hook; what a
+// step needs of its route is worked out once, when the route is added.
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { recordAnswer, type RecordedRoute } from './observability/answer-records.ts';
@@ -19,44 +17,37 @@ import { answerHeaderSetter } from './wire/answer-headers.ts';
 import { TurnBatch } from './turn-batch.ts';
 import type { Tracing } from '../tracing/tracing.ts';
 
-/** Authenticates one request for a route of the given access rule; throws (or rejects with) the answer that refuses it. */
+/** Throws (or rejects with) the answer that refuses the request. */
 export type AuthenticationStep = (request: FastifyRequest, reply: FastifyReply, access: string) => void | Promise<void>;
 
 export interface PipelineOptions {
-  /** Every answer's fixed headers (security headers, Cache-Control...): set once per answer, in one call. */
+  /** Every answer's fixed headers (security headers, Cache-Control...). */
   readonly answerHeaders: Readonly<Record<string, string>>;
   readonly metrics: Metrics;
-  /** The port's authentication (authenticate.ts on the public port, admin-auth.ts on the admin one), given the budgets to spend. */
+  /** The port's authentication (authenticate.ts or admin-auth.ts), given the budgets to spend. */
   readonly authentication: (rateBudgets: RateBudgets) => AuthenticationStep;
-  /** The route's access rule, from its config; undefined for routes outside the API (no authentication, no budget). */
+  /** Undefined for routes outside the API: no authentication, no budget. */
   readonly accessOf: (config: FastifyContextConfig | undefined) => string | undefined;
-  /** Mean event-loop delay past which requests are refused (503 overloaded); 0: never. */
   readonly maxEventLoopDelayMs: number;
-  /** Route patterns served even while overloaded: a liveness check must not fail because the process is busy. */
+  /** Served even while overloaded: a liveness check must not fail because the process is busy. */
   readonly alwaysServed: readonly string[];
-  /** HTTP versions whose requests must carry Host. */
   readonly hostRequiredFor: readonly string[];
-  /** Origins allowed to call from a browser (CORS_ORIGINS); none: no CORS step at all. */
   readonly corsOrigins: readonly string[];
-  /** Null (OTEL_EXPORTER_OTLP_ENDPOINT unset): no tracing step at all, not even a hook that checks. */
+  /** Null: no tracing step at all, not even a hook that checks. */
   readonly tracing: Tracing | null;
 }
 
-/** What the pipeline knows of a route, from its options, before any request. */
 interface RouteFacts extends RecordedRoute {
-  /** Undefined for routes outside the API (health, docs, metrics): no authentication, no budget. */
   readonly access: string | undefined;
-  /** Refused while the event loop lags. */
   readonly sheddable: boolean;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Set by the pipeline when the route is added. */
     pipeline?: RouteFacts;
   }
   interface FastifyRequest {
-    /** The route's facts, read once per request (request.routeOptions builds a new object on every read). */
+    /** Read once per request: request.routeOptions builds a new object on every read. */
     routeFacts: RouteFacts | null;
   }
 }
@@ -64,13 +55,13 @@ declare module 'fastify' {
 export const pipeline = fp(
   async function pipeline(app: FastifyInstance, options: PipelineOptions) {
     const { metrics } = options;
-    // In lower case, as Fastify keeps (and sends) every header name: a name already in lower case is not converted per answer.
+    // Lower case, as Fastify keeps header names, so none is converted per answer.
     const answerHeaders = Object.fromEntries(Object.entries(options.answerHeaders).map(([name, value]) => [name.toLowerCase(), value]));
     const drain = new Drain({ retryAfterSeconds: 1 });
     const load = new LoadMonitor({ maxEventLoopDelayMs: options.maxEventLoopDelayMs, retryAfterSeconds: 2 });
     const authenticate = options.authentication(app.rateBudgets);
     const framing = { versions: options.hostRequiredFor };
-    // Tracing keeps each request's span in AsyncLocalStorage: a task put off must go on in its own request's span.
+    // Tracing keeps each request's span in AsyncLocalStorage: a deferred task must stay in its request's span.
     const turn = new TurnBatch({ keepAsyncContext: options.tracing !== null });
     const unmatched: RouteFacts = { url: undefined, access: undefined, answers: metrics.answersOf(undefined), sheddable: true };
 
@@ -92,17 +83,15 @@ export const pipeline = fp(
       };
     });
 
-    // 0. Only with tracing on: a span per request (src/tracing/request-spans.ts), its own onRequest (registered first, so
-    //    the steps below run inside the span) and onResponse hooks. Off, nothing is registered. Its log lines and its path
-    //    are the request log's own, handed in (tracing sits below http/).
+    // 0. Only with tracing on: a span per request (src/tracing/request-spans.ts), registered first so the steps below run
+    //    inside it. The logging helpers are handed in (tracing sits below http/).
     if (options.tracing !== null) options.tracing.traceRequests(app, { loggablePath, withBindings });
 
-    // 1. Every answer, refusals included, carries the request id and the fixed headers, set in one step (answer-headers.ts;
-    //    failures also set the id themselves: Fastify runs no hooks for a URL its router cannot decode).
+    // 1. Every answer, refusals included, carries the request id and fixed headers (failures set the id themselves too:
+    //    Fastify runs no hooks for a URL its router cannot decode).
     const setAnswerHeaders = answerHeaderSetter(answerHeaders);
     const identify = (request: FastifyRequest, reply: FastifyReply) => setAnswerHeaders(reply, request.id);
-    // 1b. Only with CORS_ORIGINS: @fastify/cors in a hook of its own, after step 1 (a preflight it answers itself carries the
-    //     id and the fixed headers too) and before the rest (a refusal below carries the CORS headers, so a page can read it).
+    // 1b. CORS after step 1 (its own preflight answers carry the id) and before the rest (refusals carry CORS headers).
     const corsOn = options.corsOrigins.length > 0;
     if (corsOn) {
       app.addHook('onRequest', (request, reply, done) => {
@@ -125,9 +114,8 @@ export const pipeline = fp(
       const anonymous = request.headers.authorization === undefined;
       const authenticated = authenticate(request, reply, route.access);
       if (authenticated !== undefined) return void authenticated.then(() => done(), done);
-      // 4. A call without credentials goes on at the end of the turn that read it (turn-batch.ts): under load, the turn's
-      //    answers then leave together, after its reads, as the authenticated ones already do (the credential look is made
-      //    once per turn: SqliteStore.findCredential).
+      // 4. Without credentials: go on at the end of the turn (turn-batch.ts), so under load a turn's answers leave
+      //    together after its reads, as authenticated ones already do.
       if (anonymous) return turn.later(done);
       done();
     });
@@ -152,7 +140,7 @@ export const pipeline = fp(
   { name: 'pipeline', dependencies: ['failure-responses', 'rate-limits'] },
 );
 
-/** A route's facts for an answer sent without the onRequest hook (a framework error: see frameworkErrors in app.ts). */
+/** Facts for an answer sent without the onRequest hook (a framework error: frameworkErrors in app.ts). */
 export function factsOf(request: FastifyRequest, metrics: Metrics): RecordedRoute {
   return request.routeOptions.config.pipeline ?? { url: undefined, answers: metrics.answersOf(undefined) };
 }

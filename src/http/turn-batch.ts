@@ -4,16 +4,11 @@
 // (Node's event loop order); used by pipeline.ts for calls without credentials. Guarded by:
 // test/unit/http/turn-batch.test.ts. Figures: docs/operations.md#batching-per-turn
 //
-// Why: under load one turn reads many requests; letting the turn's answers leave together, after its reads, costs less per
-// answer than interleaving reads and writes, and changes no byte of any answer. One setImmediate per turn.
+// Why: under load a turn reads many requests; their answers leaving together after the reads cost less per answer.
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 export interface TurnBatchOptions {
-  /**
-   * Runs each task in the async context it was put off in (AsyncLocalStorage: a traced request's span). Without it every
-   * task of a turn runs in the context of the first, whose setImmediate runs them all. Off when nothing keeps such context
-   * (tracing off): a closure per task saved.
-   */
+  /** Each task in its own async context (a traced request's span); off without tracing, saving a closure per task. */
   readonly keepAsyncContext: boolean;
 }
 
@@ -30,9 +25,7 @@ export class TurnBatch {
     this.#tasks = [];
     let failure: { readonly error: unknown } | null = null;
     for (const task of tasks) {
-      // One task that throws must not strand the others (each is a request waiting to go on). The first error is thrown
-      // again once every task has run: an uncaught exception (serve.ts logs it and exits), where Fastify's hook runner
-      // would have answered the one request 500. Nothing on the path of the pipeline's done() is known to throw.
+      // A throwing task must not strand the others; the first error is rethrown after all ran (uncaught: serve.ts exits).
       try {
         task();
       } catch (error) {
@@ -42,7 +35,7 @@ export class TurnBatch {
     if (failure !== null) throw failure.error;
   };
 
-  /** Runs `task` in this turn's check phase, after the tasks put off before it. */
+  /** After the tasks put off before it. */
   later(task: () => void): void {
     if (this.#tasks.length === 0) setImmediate(this.#runAll);
     if (!this.#keepAsyncContext) {

@@ -1,5 +1,4 @@
-// Webhook endpoint operations, the one implementation the CLI and the admin API share: add, disable, enable, read the
-// attempts, send an event again.
+// Webhook endpoint operations, shared by the CLI and the admin API: add, disable, enable, read attempts, redeliver.
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../domain/errors.ts';
 import type { Store } from '../store/store.ts';
@@ -12,7 +11,7 @@ import type { DeliveryAttempt, WebhookEndpoint } from '../store/webhooks/webhook
 
 export interface NewEndpointRequest {
   readonly url: string;
-  /** Event types, as a list (JSON) or comma-separated (a form, the CLI); undefined or an empty text: every type. */
+  /** A list (JSON) or comma-separated (a form, the CLI); undefined or empty text: every type. */
   readonly events?: string | readonly string[] | undefined;
   readonly description?: string | undefined;
 }
@@ -23,7 +22,7 @@ export const MAX_ATTEMPTS_LISTED = 1000;
 
 function parseEvents(events: string | readonly string[] | undefined): string[] | null {
   if (events === undefined || (typeof events === 'string' && events.trim() === '')) return null;
-  // A list holds one type per item, as answers show them; an empty one would subscribe to nothing, which is surely a mistake.
+  // An empty list would subscribe to nothing: surely a mistake.
   if (typeof events !== 'string' && events.length === 0) {
     throw invalidWebhookEvents(`Name at least one event type, or leave events out for every type; the types are ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
   }
@@ -36,12 +35,11 @@ function parseEvents(events: string | readonly string[] | undefined): string[] |
   return types;
 }
 
-// As display names refuse them (src/domain/names.ts): C0, DEL and C1 controls (ESC starts the terminal sequences, OSC among
-// them; CR and BEL rewrite or ring the operator's terminal), the line and paragraph separators, and the bidirectional
-// embeddings, overrides and isolates that make a line read as something else.
+// As display names refuse them (domain/names.ts): controls (ESC, CR and BEL drive the operator's terminal), line separators,
+// and bidi controls that make a line read as something else.
 const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
 
-/** The description as stored: trimmed, null when empty. Fails with invalid_description. */
+/** Trimmed, null when empty. */
 function checkDescription(text: string | undefined): string | null {
   if (text !== undefined && UNPRINTABLE.test(text)) {
     throw new DomainError(
@@ -60,10 +58,7 @@ function checkDescription(text: string | undefined): string | null {
   return description;
 }
 
-/**
- * Checks the URL (http(s), and unless `allowPrivate` a public address now) and stores the endpoint with a new signing secret,
- * which is returned this once: nothing shows it again.
- */
+/** Checks the URL (and unless `allowPrivate` its address); the new signing secret is returned this once only. */
 export async function addWebhookEndpoint(
   store: Store,
   request: NewEndpointRequest,
@@ -74,7 +69,6 @@ export async function addWebhookEndpoint(
   const url = parseWebhookUrl(request.url);
   const eventTypes = parseEvents(request.events);
   const description = checkDescription(request.description);
-  // Last: the one check that asks the network.
   await checkedAddress(url, allowPrivate);
   const secret = newSigningSecret();
   const endpoint = await store.createWebhookEndpoint({
@@ -87,10 +81,7 @@ export async function addWebhookEndpoint(
   return { endpoint, secret };
 }
 
-/**
- * Stops or resumes sending to an endpoint; `by` (who asks) is named in a disabled endpoint's reason. Enabled, its pending
- * deliveries resume at once, and the run of failures starts again from zero.
- */
+/** `by` is named in a disabled endpoint's reason. Enabled: pending deliveries resume and the failure run restarts. */
 export function switchWebhookEndpoint(store: Store, endpointId: string, to: 'disable' | 'enable', by: string): Promise<WebhookEndpoint> {
   return to === 'disable' ? store.setWebhookEndpointEnabled(endpointId, false, `disabled by ${by}`) : store.setWebhookEndpointEnabled(endpointId, true);
 }
@@ -99,7 +90,7 @@ export function listWebhookAttempts(store: Store, endpointId: string, limit = 50
   return store.listWebhookAttempts(endpointId, Math.max(1, Math.min(limit, MAX_ATTEMPTS_LISTED)));
 }
 
-/** The event again, with the same id (receivers deduplicate by it), due now; resolves with the endpoints it is queued for. */
+/** Same event id (receivers deduplicate by it), due now; resolves with the endpoints queued. */
 export function redeliverWebhookEvent(store: Store, eventId: string, endpointId: string | null): Promise<string[]> {
   return store.redeliverWebhookEvent(eventId, endpointId, new Date());
 }

@@ -27,17 +27,14 @@ export function demoAccounts(): DemoAccount[] {
   ];
 }
 
-/** Where the seed says that a demo account is unavailable; the server's start-up log. */
 export interface SeedLog {
   warn(details: object, message: string): void;
 }
 
 /**
- * Makes sure each demo account exists with its published key, and returns those that do. The seed's own accounts are the ones
- * holding its key: it creates an account only together with that key (createAccountWithKey), and never attaches the key to an
- * account that exists. So it never changes an account the key did not already open: one of that name that someone else created
- * is left exactly as it is, and reported unavailable. On its own accounts it restores Premium, as the README shows it; names and
- * timezones that callers changed are kept.
+ * The seed's accounts are those holding its key: it creates an account only with that key and never attaches the key to an
+ * existing one, so someone else's account of that name is left as it is (reported unavailable). Premium is restored; names
+ * and timezones callers changed are kept.
  */
 export async function seedDemoAccounts(store: Store, log: SeedLog): Promise<DemoAccount[]> {
   const available: DemoAccount[] = [];
@@ -62,11 +59,11 @@ export async function seedDemoAccounts(store: Store, log: SeedLog): Promise<Demo
   return available;
 }
 
-/** The account holding this demo's key, created with it if no account has its name; null when another account has the name. */
+/** Null when another account has the name. */
 async function seededAccount(store: Store, demo: DemoAccount): Promise<{ account: Account | null; revoked: boolean }> {
-  // Twice at most: a second sandbox instance seeding the same database at the same moment makes the first attempt conflict.
+  // Twice at most: a second sandbox seeding at the same moment makes the first attempt conflict.
   for (let attempt = 0; ; attempt++) {
-    // The account first, then the key: the seed creates both in one transaction, so once the account is seen its key is too.
+    // Account and key are created together, so once the account is seen its key is too.
     const existing = await store.findAccount(demo.username);
     if (existing !== null) {
       const credential = await store.findCredential(demo.key.keyId);

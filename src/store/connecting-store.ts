@@ -5,12 +5,9 @@ import { isDomainError } from '../domain/errors.ts';
 import { storeNotConnected } from './store-errors.ts';
 import { callable, defineForwarders, type StoreMethod } from './store-methods.ts';
 
-/**
- * Between attempts: 0.25 s, 0.5, 1, 2, 4, then 5 s, each cut to somewhere between half and all of that, so instances started
- * together against a database that is down do not knock on it in step when it comes back.
- */
+/** Capped, doubling, jittered (half to all of it), so instances started together do not knock in step on recovery. */
 const DELAYS = { firstMs: 250, maxMs: 5000 };
-/** A failed attempt is logged when its reason differs from the last one logged, else at most this often: a line, not a flood. */
+/** A failure is logged when its reason changes, else at most this often. */
 const WARN_EVERY_MS = 30_000;
 
 export interface ConnectLog {
@@ -19,27 +16,24 @@ export interface ConnectLog {
 }
 
 export interface ConnectOptions<T> {
-  /** What must succeed once before the store serves: migrations and seeding, or (a worker) a check of the schema. */
+  /** Migrations and seeding, or (a worker) a schema check. */
   readonly prepare: (engine: Store) => Promise<T>;
-  /** Failures that waiting may cure; any other ends the wait, and connect() rejects with it. */
+  /** Any other failure ends the wait and connect() rejects with it. */
   readonly retryable: (error: unknown) => boolean;
   readonly log: ConnectLog;
-  /** Where the database is, for the log lines; never with its password. */
+  /** For log lines; never with its password. */
   readonly target: string;
-  /** The failure that made the caller wait, if it already tried once: logged as the first attempt, and the next waits. */
+  /** A failure the caller already met: logged as the first attempt. */
   readonly firstFailure?: unknown;
-  /** Tests shorten the waits. */
   readonly delays?: { readonly firstMs: number; readonly maxMs: number };
 }
 
-/** Whether the engine could not be reached at all, the one failure that is waited for at start. */
 export function isStoreUnavailable(error: unknown): boolean {
   return isDomainError(error) && error.code === 'store_unavailable';
 }
 
 function reasonOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  // The engine's own words (refused, unknown host) are in the cause; Node's AggregateError has only a code.
   const cause = error.cause as { message?: unknown; code?: unknown } | undefined;
   const detail = cause?.message || cause?.code;
   return typeof detail === 'string' && detail !== '' && detail !== error.message ? `${error.message} (${detail})` : error.message;
@@ -47,14 +41,12 @@ function reasonOf(error: unknown): string {
 
 const notYet = (): Promise<never> => Promise.reject(storeNotConnected());
 
-// Every Store method is an own property made in the constructor (store-methods.ts): declared here for the type checker.
+// Every Store method is an own property made in the constructor (store-methods.ts).
 export interface ConnectingStore extends Store {}
 
 /**
- * Lets a server start while its database is down: every call fails with store_unavailable (503 with Retry-After) until
- * connect() has prepared the engine, retrying with capped, jittered back-off; from then on each method is the engine's own,
- * bound, with no promise more. Nothing is asked of the engine before it is prepared, so no request ever meets a schema
- * half-migrated.
+ * Lets a server start while its database is down: 503 store_unavailable until connect() has prepared the engine, then each
+ * method is the engine's own. Nothing is asked before preparation, so no request meets a half-migrated schema.
  */
 export class ConnectingStore {
   readonly engine: string;
@@ -64,21 +56,17 @@ export class ConnectingStore {
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
   #attemptNow: (() => void) | undefined;
-  /** Asked to retry while an attempt was running: should it fail, the next one follows at once. */
+  /** Asked to retry mid-attempt: should it fail, the next follows at once. */
   #hurry = false;
 
   constructor(engine: Store) {
     this.engine = engine.engine;
     this.environment = engine.environment;
     this.#engine = engine;
-    // Until prepared, every call fails at once, without touching the network.
     defineForwarders(this, engine, () => notYet);
   }
 
-  /**
-   * Tries `prepare` until it succeeds, then serves from the engine and resolves with what it returned. Rejects with the first
-   * failure that is not `retryable`; never settles if the store is closed first.
-   */
+  /** Resolves with what `prepare` returned; rejects on a non-retryable failure; never settles if closed first. */
   connect<T>(options: ConnectOptions<T>): Promise<T> {
     const { firstMs, maxMs } = options.delays ?? DELAYS;
     const started = Date.now();
@@ -91,7 +79,7 @@ export class ConnectingStore {
         options.prepare(this.#engine).then(
           (prepared) => {
             if (this.#closed) return;
-            // From now on each method is the engine's own, callable alone: no call deeper than the engine's, no promise more.
+            // From now on each method is the engine's own: no extra call depth, no promise more.
             const engine = this.#engine;
             defineForwarders(this, engine, (method: StoreMethod) => callable(engine, method));
             this.#connected = true;
@@ -125,7 +113,7 @@ export class ConnectingStore {
     });
   }
 
-  /** Ends the wait before the next attempt (another process has just prepared the database); nothing once connected. */
+  /** Another process has just prepared the database; nothing once connected. */
   retryNow(): void {
     if (this.#closed || this.#connected) return;
     if (this.#timer === undefined) {
@@ -136,7 +124,7 @@ export class ConnectingStore {
     this.#attemptNow?.();
   }
 
-  /** Stops trying, and closes the engine. An attempt already running is let finish; its outcome is ignored. */
+  /** An attempt already running is let finish; its outcome is ignored. */
   close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);

@@ -3,31 +3,26 @@ import type { KeyEnvironment } from '../domain/api-keys.ts';
 import { DomainError } from '../domain/errors.ts';
 
 /**
- * How the recorded environment was decided, kept beside it in the deployment table:
- * - `api_keys`: the database already held API keys, all of that environment (a database made before migration 002);
- * - `migrator`: it held no keys (a new database, say), so the environment of the process that migrated it first;
- * - `operator`: it held keys of both environments, and an operator chose with `account-api migrate --record-environment`.
+ * `api_keys`: all held keys were of one environment; `migrator`: no keys, so the first migrator's; `operator`: keys of both,
+ * chosen with `migrate --record-environment`.
  */
 export type EnvironmentSource = 'api_keys' | 'migrator' | 'operator';
 
 export interface RecordedEnvironment {
   readonly environment: KeyEnvironment;
-  /** How this migrate decided it; null when it was recorded before. */
+  /** Null when recorded before. */
   readonly recordedNow: EnvironmentSource | null;
 }
 
-/** Which kinds of API key a database holds, revoked ones included: they say what the database has been used for. */
+/** Revoked keys included: they say what the database has been used for. */
 export interface KeysHeld {
   readonly live: boolean;
   readonly sandbox: boolean;
-  /** Whether it holds any account at all: accounts without keys are still someone's data. */
+  /** Accounts without keys are still someone's data. */
   readonly accounts: boolean;
 }
 
-/**
- * Both engines' one query for KeysHeld. display_prefix starts with the key's full prefix (aapi_live_ or aapi_sandbox_, see
- * domain/api-keys.ts), compared with substr because `_` is a wildcard to LIKE.
- */
+/** substr, not LIKE: `_` is a LIKE wildcard, and display_prefix starts with the full key prefix. */
 export const KEYS_HELD_SQL = `SELECT
   EXISTS (SELECT 1 FROM api_keys WHERE substr(display_prefix, 1, 10) = 'aapi_live_') AS live,
   EXISTS (SELECT 1 FROM api_keys WHERE substr(display_prefix, 1, 13) = 'aapi_sandbox_') AS sandbox,
@@ -42,7 +37,7 @@ const REMEDY: Readonly<Record<KeyEnvironment, string>> = {
   live: 'Point DATABASE_URL (or --database-url) at the live database, or add --sandbox to use this database as the sandbox.',
 };
 
-/** What a database with no environment recorded yet gets: the one its keys show, else the claimant's. */
+/** The one its keys show, else the claimant's. */
 export function environmentToRecord(
   keys: KeysHeld,
   claimant: KeyEnvironment,
@@ -54,8 +49,7 @@ export function environmentToRecord(
   }
   if (keys.live) return { environment: 'live', source: 'api_keys' };
   if (keys.sandbox) return { environment: 'sandbox', source: 'api_keys' };
-  // Accounts but no keys could be a live database whose keys were all deleted: the sandbox, which seeds accounts of its
-  // own, never claims one unasked; the live server may (it is what such a database most likely is).
+  // Accounts without keys could be a live database whose keys were deleted: the sandbox never claims one unasked.
   if (keys.accounts && claimant === 'sandbox') {
     if (!operatorDecides) throw environmentUndecided();
     return { environment: claimant, source: 'operator' };
@@ -63,12 +57,11 @@ export function environmentToRecord(
   return { environment: claimant, source: 'migrator' };
 }
 
-/** The deployment table's environment as read; null when it has no row yet. */
 export function asEnvironment(value: unknown): KeyEnvironment | null {
   return value === 'live' || value === 'sandbox' ? value : null;
 }
 
-/** Refuses a database recorded as the other environment, whatever URL reached it. */
+/** Whatever URL reached it. */
 export function assertEnvironment(recorded: KeyEnvironment, claimant: KeyEnvironment): void {
   if (recorded === claimant) return;
   throw new DomainError(
@@ -79,7 +72,7 @@ export function assertEnvironment(recorded: KeyEnvironment, claimant: KeyEnviron
   );
 }
 
-/** checkSchema on a database whose environment is not recorded: only migrate records it. */
+/** Only migrate records the environment. */
 export function environmentUnrecorded(): DomainError {
   return new DomainError(
     'internal',

@@ -1,17 +1,12 @@
-// The methods of a store, read from the object itself: an engine store is the composition of one part per concern
-// (composeStore), and a wrapper (connecting-store.ts, tracing/traced-store.ts) forwards every method without listing them.
-// Adding a store method touches the concern's interface, its two engine files and a contract case, nothing else.
+// A store's methods, read from the object itself: engines compose one part per concern (composeStore) and wrappers forward
+// every method without listing them, so a new method touches its interface, engine files and contract case only.
 import type { Store } from './store.ts';
 
-/** A method of the Store interface, by name. */
 export type StoreMethod = Exclude<keyof Store, 'engine' | 'environment'>;
 
 type Method = (...args: never[]) => unknown;
 
-/**
- * Every public method of an object, by name: those its class defines (its prototype chain, up to Object) and its own function
- * properties (a composed part's bound methods, a wrapper's forwarders, a test's fake); private (#) ones are not seen.
- */
+/** Its class's methods (up to Object) and own function properties (bound parts, forwarders, fakes); not private (#) ones. */
 function methodNamesOf(object: object): string[] {
   const names = new Set<string>();
   for (let proto: object | null = object; proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
@@ -30,10 +25,7 @@ function define(target: object, name: string, value: Method): void {
   Object.defineProperty(target, name, { value, writable: true, configurable: true, enumerable: false });
 }
 
-/**
- * Gives `wrapper` one own property per method of `engine`, made by `forward`: the wrapper is then a Store whatever methods
- * the interface gains. A method the wrapper's own class defines (ConnectingStore's close) is its own and left alone.
- */
+/** One forwarder per engine method, so the wrapper stays a Store as the interface grows; its class's own methods are left alone. */
 export function defineForwarders(wrapper: object, engine: Store, forward: (method: StoreMethod) => Method): void {
   const own = Object.getPrototypeOf(wrapper) as object;
   for (const method of storeMethodsOf(engine)) {
@@ -42,19 +34,13 @@ export function defineForwarders(wrapper: object, engine: Store, forward: (metho
   }
 }
 
-/**
- * A method of `engine` that can be called without it: an own property is one already (a composed part's method is bound to its
- * part, a wrapper's forwarder is an arrow), so it is handed out as it is, with no frame more; a class's method is bound.
- */
+/** Own properties are handed out as they are (already bound or arrows), with no frame more; a class's method is bound. */
 export function callable(engine: Store, method: StoreMethod): Method {
   const value = engine[method] as Method;
   return Object.hasOwn(engine, method) ? value : value.bind(engine);
 }
 
-/**
- * Makes `store` the composition of `parts`, one per concern: an own property per public method of each part, bound to it.
- * Two parts defining the same method is a mistake, refused at once.
- */
+/** An own bound property per public method of each part; two parts defining one method are refused. */
 export function composeStore(store: object, parts: readonly object[]): void {
   for (const part of parts) {
     for (const name of methodNamesOf(part)) {

@@ -2,10 +2,7 @@
 // IPv6 forms that embed an IPv4 address, which are judged as that IPv4 address.
 import { isIP } from 'node:net';
 
-/**
- * `public`: a receiver may be there. `refused`: never, unless WEBHOOK_ALLOW_PRIVATE=1. `embedded`: the IPv4 address the
- * IPv6 one carries (at `ipv4At`) decides, by the IPv4 table.
- */
+/** `refused`: unless WEBHOOK_ALLOW_PRIVATE=1. `embedded`: the IPv4 address the IPv6 one carries decides. */
 export type Verdict = 'public' | 'refused' | 'embedded';
 
 export interface AddressRange {
@@ -14,16 +11,15 @@ export interface AddressRange {
   readonly name: string;
   readonly rfc: string;
   readonly verdict: Verdict;
-  /** Why, in a few words: what the registry says (globally reachable or not) and, where we differ from it, why. */
+  /** What the registry says and, where we differ from it, why. */
   readonly why: string;
-  /** Where an `embedded` range carries its IPv4 address: the last 32 bits, or 6to4's bits 16 to 47. */
+  /** The last 32 bits, or 6to4's bits 16 to 47. */
   readonly ipv4At?: 'last32' | 'sixToFour';
 }
 
 const NOT_GLOBAL = 'IANA: not globally reachable';
-// IANA marks these "globally reachable", but each is an anycast service address that lands on the nearest operator's
-// infrastructure (a NAT's PCP server, a TURN relay, an AS112 DNS sink, an AMT relay) or an identifier that is not routed:
-// no webhook receiver lives there, and what does answer is inside someone's network.
+// IANA marks these "globally reachable", but each is an anycast infrastructure address (PCP, TURN, AS112, AMT) or unrouted:
+// what answers there is inside someone's network.
 const ANYCAST = 'IANA: globally reachable, but an anycast infrastructure service, never a receiver';
 
 /** Longest prefix wins: a /32 inside a refused /24 says why more precisely; the /0 rows are what no entry covers. */
@@ -98,7 +94,7 @@ export const IPV6_RANGES: readonly AddressRange[] = [
   { network: 'ff00::', bits: 8, name: 'Multicast', rfc: 'RFC 4291', verdict: 'refused', why: 'a group, not a host' },
 ];
 
-/** The address as a number: 32 bits for IPv4, 128 for IPv6. Only for what `isIP` accepted (a zone index is not part of it). */
+/** 32 bits for IPv4, 128 for IPv6; only for what `isIP` accepted. */
 function ipv4Number(address: string): bigint {
   return address.split('.').reduce((value, octet) => (value << 8n) | BigInt(Number(octet)), 0n);
 }
@@ -142,12 +138,11 @@ function dottedQuad(value: bigint): string {
 
 export interface Judgement {
   readonly public: boolean;
-  /** The registry entry that decided, with the embedded IPv4 address when one did. */
   readonly range: AddressRange;
   readonly embeddedIpv4?: string;
 }
 
-/** How webhooks judge an address (an IP literal; anything else is not public). */
+/** An IP literal; anything else is not public. */
 export function judgeAddress(address: string): Judgement | null {
   const family = isIP(address);
   if (family === 4) {

@@ -3,10 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { AUDIT_ACTIONS, type AuditAction, type AuditChanges, type NewAuditEvent } from '../audit-events.ts';
 import type { Account, ApiKeyRecord } from '../accounts.ts';
 
-/**
- * Every audit action but admin_token.*: admin tokens are the operator's own, and telling a receiver when one was made
- * or revoked helps nobody who is not already on the server.
- */
+/** Not admin_token.*: admin tokens are the operator's own, of no use to a receiver. */
 export const WEBHOOK_EVENT_TYPES = AUDIT_ACTIONS.filter((action) => !action.startsWith('admin_token.')) as readonly WebhookEventType[];
 
 export type WebhookEventType = Exclude<AuditAction, `admin_token.${string}`>;
@@ -15,12 +12,11 @@ export function isWebhookEventType(type: string): type is WebhookEventType {
   return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
 }
 
-/** `evt_` and 22 random characters: the Standard Webhooks message id, the same on every attempt, for deduplication. */
+/** The Standard Webhooks message id, the same on every attempt, for deduplication. */
 export function newEventId(): string {
   return `evt_${randomBytes(16).toString('base64url')}`;
 }
 
-/** Account fields as the API shows them. */
 export interface AccountObject {
   readonly user_id: number;
   readonly username: string;
@@ -30,7 +26,7 @@ export interface AccountObject {
   readonly created_at: string | null;
 }
 
-/** A key as `keys list` shows it, never the key nor its hash. */
+/** Never the key nor its hash. */
 export interface KeyObject {
   readonly key_id: string;
   readonly username: string;
@@ -43,16 +39,16 @@ export interface KeyObject {
   readonly rolled_into: string | null;
 }
 
-/** The account or key after the change (for account.deleted, as it was when deleted; null if it is gone). */
+/** After the change (account.deleted: as it was; null if gone). */
 export type EventObject = AccountObject | KeyObject | null;
 
-/** An account as an event carries it (and as the admin API and the CLI show it: operations/representations.ts). */
+/** Also as the admin API and the CLI show it (operations/representations.ts). */
 export function accountObject(account: Account): AccountObject {
   const { id, username, name, timezone, premium, createdAt } = account;
   return { user_id: id, username, name, timezone, premium, created_at: createdAt };
 }
 
-/** A key as an event carries it: as the key's record, without its last use (which changes no event). */
+/** Without its last use, which changes no event. */
 export function keyObject(key: ApiKeyRecord): KeyObject {
   return {
     key_id: key.keyId,
@@ -67,14 +63,14 @@ export function keyObject(key: ApiKeyRecord): KeyObject {
   };
 }
 
-/** Which key an audited key change is about: the rolled key for key.rolled, else the key named. */
+/** The rolled key for key.rolled, else the key named. */
 export function keyIdOf(event: NewAuditEvent): string | null {
   const keyId = event.changes.key_id;
   if (keyId === undefined) return null;
   return String(event.action === 'key.rolled' ? keyId.old : keyId.new);
 }
 
-/** account.deleted's object: what the entry says the account was (the row is gone). */
+/** The row is gone: what the entry says it was. */
 export function deletedAccountObject(event: NewAuditEvent): AccountObject {
   const old = (field: string) => event.changes[field]?.old;
   return {
@@ -87,7 +83,7 @@ export function deletedAccountObject(event: NewAuditEvent): AccountObject {
   };
 }
 
-/** The body sent, as text: written once with the change, so every attempt signs and sends the same bytes. */
+/** Written once with the change, so every attempt signs and sends the same bytes. */
 export function eventBody(id: string, type: WebhookEventType, createdAt: string, object: EventObject, changes: AuditChanges): string {
   return JSON.stringify({ id, type, created_at: createdAt, data: { object, changes } });
 }

@@ -17,9 +17,8 @@ export type Access = 'public' | 'premium';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The authenticated account, or null on a public route called without credentials. */
+    /** Null on a public route called without credentials. */
     caller: Account | null;
-    /** The key row that authenticated this request (its scope and expiry), or null. */
     credential: Credential | null;
   }
   interface FastifyContextConfig {
@@ -31,24 +30,15 @@ export interface AuthenticateOptions {
   readonly store: CredentialStore;
   readonly environment: KeyEnvironment;
   readonly realm: string;
-  /**
-   * How often at most a key's `last used` time is written: one write per key per interval, not per request. Per process when
-   * the key's charge is counted here; across the deployment when Redis counts it (the charge then says when one is due).
-   */
+  /** At most one `last used` write per key per interval (per process, or deployment-wide when Redis counts the charge). */
   readonly touchIntervalMs: number;
-  /**
-   * PostgreSQL + Redis: credentials kept in this process, each trusted while its account's credentials version (which the
-   * key's charge answers) is unchanged and for at most `maxAgeMs` (versioned-credentials.ts). Absent or null: every request
-   * asks the store, as an engine that caches by itself (SQLite) or a deployment without Redis needs.
-   */
+  /** PostgreSQL + Redis: credentials cached per account credentials version (versioned-credentials.ts); null: ask the store. */
   readonly credentialCache?: { readonly maxAgeMs: number; readonly maxEntries: number } | null;
-  /** Told of every failed authentication (the 401 code), for metrics. */
   readonly onFailure?: (reason: string) => void;
-  /** Compared against when the store holds no credential for the key id; a test hands its own to see every byte of it read. */
+  /** Compared against for an unknown key id; a test hands its own to see every byte read. */
   readonly decoyHash?: Uint8Array;
 }
 
-/** True when `name` (lower case) appears more than once among Node's raw header names and values. */
 function repeatsHeader(rawHeaders: readonly string[], name: string): boolean {
   let seen = false;
   for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -60,27 +50,25 @@ function repeatsHeader(rawHeaders: readonly string[], name: string): boolean {
   return false;
 }
 
-/** Carried by every answer a key authenticates while it has less than EXPIRY_WARNING_MS left: when it expires, in ISO 8601. */
+/** Sent while a key has less than EXPIRY_WARNING_MS left: when it expires, in ISO 8601. */
 export const KEY_EXPIRES_HEADER = 'API-Key-Expires';
 
 // Compared against when the key id is unknown, so an unknown user costs the same work as a wrong key.
 const DECOY_HASH = hashKey('aapi_live_decoy');
 
-/** What the route asks of an authenticated caller: Premium, and a write key for anything but a read. */
 function checkAccess(request: FastifyRequest, access: Access): void {
   if (access === 'premium' && !request.caller!.premium) {
     throw new HttpError(403, 'premium_required', 'This endpoint needs a Premium account; this account does not have Premium.');
   }
-  // A read key reads: anything but GET (and HEAD) on a protected route changes the account, and needs a write key.
   if (request.credential!.scope === 'read' && access === 'premium' && request.method !== 'GET' && request.method !== 'HEAD') {
     throw new HttpError(403, 'insufficient_scope', `This call needs a key of scope 'write'; this key's scope is 'read' (GET only).`);
   }
 }
 
-/** Authenticates one request for a route of the given access rule; throws the 400, 401, 403 or 429 that refuses it. */
+/** Throws the 400, 401, 403 or 429 that refuses the request. */
 export type Authenticate = (request: FastifyRequest, reply: FastifyReply, access: Access) => Promise<void> | void;
 
-/** The pipeline's authentication step (src/http/pipeline.ts); `rateBudgets` is spent as the comments below say. */
+/** The pipeline's authentication step (src/http/pipeline.ts). */
 export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOptions): Authenticate {
   const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
   const unauthenticated = (code: string, message: string) => new HttpError(401, code, message, { headers: challenge });
@@ -89,7 +77,6 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
   const cache = options.credentialCache == null || options.credentialCache.maxAgeMs === 0 ? null : new VersionedCredentials(options.credentialCache);
   const decoyHash = options.decoyHash ?? DECOY_HASH;
 
-  /** `owner`: the username in lower case, worked out once (usernames are compared without case). */
   type Presented = { readonly credentials: BasicCredentials; readonly owner: string; readonly key: ParsedKey; readonly digest: string };
 
   // An admin token sent here (as a Bearer token, or pasted as the password) is told where it belongs, not just "malformed".
@@ -99,7 +86,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
       'This is an admin token; this port takes HTTP Basic credentials (username and API key). Send admin tokens to the admin API (ADMIN_PORT).',
     );
 
-  /** Checks what needs no store: the header's shape, the key's shape and checksum, its environment; hashes it once. */
+/** Checks what needs no store (header and key shape, checksum, environment); hashes once. */
   function presented(credentials: BasicCredentials | null, header: string): Presented {
     if (credentials === null) {
       if (/^bearer +aapi_admin_/i.test(header)) throw adminTokenHere();
@@ -128,7 +115,6 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     return { credentials, owner: credentials.username.toLowerCase(), key, digest: keyDigest(key.token) };
   }
 
-  /** Judges the presented key against what the store holds for its id (null: nothing); throws the 401 that refuses it. */
   function identify({ owner, digest }: Presented, credential: Credential | null): Credential {
     const hashMatches = digestMatches(digest, credential?.hash ?? decoyHash);
     const ownerMatches = credential !== null && credential.account.username.toLowerCase() === owner;
@@ -152,21 +138,15 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     options.onFailure?.(reason);
   }
 
-  /**
-   * Runs `next` on a value that may come later: budgets counted in this process and credentials the store holds in memory
-   * answer at once, so the common request never waits for a promise or a microtask; Redis and a database read do not.
-   */
+  /** Runs `next` at once when `value` is not a promise, so the common request never waits a microtask. */
   function then<T>(value: T | Promise<T>, next: (value: T) => void | Promise<void>): void | Promise<void> {
     return value instanceof Promise ? value.then(next) : next(value);
   }
 
-  /**
-   * After the budget is spent: asks the store about the key (or the cache, with the version the vouched key's charge read
-   * before any row is), judges it, then charges and checks what the route needs. `charged`: the vouched key's charge.
-   */
+  /** Asks the cache (with the version the vouched key's charge read first) or the store, judges, then admits. */
   function lookUp(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt, charged: void | KeyCharge): void | Promise<void> {
     const { keyId } = key.key;
-    // Only a vouched key's charge came before this read; any other version would be read after the row, too late to tag it.
+  // Only a vouched key's charge was read before the row; a version read after it would be too late to tag it.
     const version = cache !== null && charged !== undefined ? charged.version : null;
     if (version !== null) {
       const cached = cache!.get(keyId, version);
@@ -179,7 +159,6 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     } catch (error) {
       found = Promise.reject(error);
     }
-    // Held in memory, the credential is judged at once: no closure on the common request.
     if (!(found instanceof Promise)) return admit(request, reply, access, key, vouched, attempt, found, charged);
     return found.then(
       (credential) => {
@@ -199,7 +178,6 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     return admitted(request, reply, access, key, vouched, attempt, charged);
   }
 
-  /** A refusal of the key, or a store that could not answer: forgets or refunds as the case calls for, and passes it on. */
   function refused(request: FastifyRequest, key: Presented, vouched: boolean, attempt: AuthAttempt, error: unknown): never {
     if (error instanceof HttpError && error.statusCode === 401) {
       // A remembered key that fails now (revoked, deleted) is a stranger again: its next attempts spend the budget.
@@ -208,8 +186,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
       request.keyId = null;
       reportFailure(request, error.code, key.credentials.username);
     } else {
-      // The store could not answer (503): no guess was judged, so the attempt is given back; a client retrying an
-      // outage must not find itself locked out when the engine returns.
+      // The store could not answer (503): the attempt is given back, so retrying through an outage never locks a client out.
       rateBudgets.refundAuthAttempt(request, attempt);
     }
     throw error;
@@ -218,8 +195,7 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
   function identified(request: FastifyRequest, reply: FastifyReply, credential: Credential): void {
     request.caller = credential.account;
     request.credential = credential;
-    // Before any refusal that follows (the key's budget, Premium, scope): a client hears that its key is about to expire on
-    // every answer the key authenticates.
+      // Before any later refusal (budget, Premium, scope), so a client hears of expiry on every answer its key gets.
     const { expiresAtMs } = credential;
     if (expiresAtMs !== null && expiresAtMs - Date.now() < EXPIRY_WARNING_MS) {
       reply.header(KEY_EXPIRES_HEADER, new Date(expiresAtMs).toISOString());
@@ -227,16 +203,15 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
     request.keyId = credential.keyId;
   }
 
-  /** The key is right: a stranger's attempt is given back and the key remembered, its budget charged, the route's rule checked. */
   function admitted(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt, charged: void | KeyCharge): void | Promise<void> {
-    // Off the request path: a slow or locked store must not hold the answer back for a "last used" stamp.
+    // Recorded off the request path: a slow store must not hold the answer back for a "last used" stamp.
     if (vouched) {
       recordUse(request, charged);
       return checkAccess(request, access);
     }
     rateBudgets.refundAuthAttempt(request, attempt);
     verifiedKeys.remember(request.credential!.keyId, request.credential!.hash, key.owner);
-    // Every authenticated request spends its key's budget, whatever it is answered: a key without Premium too.
+    // Every authenticated request spends its key's budget, Premium or not.
     const charging = rateBudgets.chargeKey(request, reply, key.owner);
     if (charging instanceof Promise) {
       return charging.then((charge) => {
@@ -255,25 +230,23 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
       reportFailure(request, 'credentials_required', undefined);
       throw unauthenticated('credentials_required', 'This endpoint needs HTTP Basic credentials: your username and an API key.');
     }
-    // Node keeps the first of several Authorization headers and drops the rest; which one a proxy used is anyone's guess.
+    // Node keeps the first of several Authorization headers; which one a proxy used is anyone's guess.
     if (repeatsHeader(request.raw.rawHeaders, 'authorization')) {
       throw new HttpError(400, 'duplicate_header', 'The request has more than one Authorization header; send exactly one.');
     }
-    // Parsed once: identify checks it, and a failure report names its username.
     const credentials = parseBasicCredentials(header);
     let key: Presented;
     try {
       key = presented(credentials, header);
     } catch (error) {
-      // Refused without a store read, but a failed attempt all the same (past the budget, the 429 is the answer).
+      // Refused without a store read, but still a failed attempt (past the budget, the 429 answers).
       return then(rateBudgets.spendAuthAttempt(request, reply), () => {
         if (error instanceof HttpError) reportFailure(request, error.code, credentials?.username);
         throw error;
       });
     }
-    // Every request with a key the store may be asked about spends one budget before it is asked: a key this instance has
-    // seen right spends its own per-key budget (so even a valid key cannot drive reads past it), any other the address's
-    // failed attempts (so guesses cannot, however many arrive at once). A remembered key is not charged again (admitted).
+    // Spend a budget before any store read: a key seen right spends its per-key budget, any other the address's failed
+    // attempts, so neither valid keys nor guesses can drive reads past a limit.
     if (verifiedKeys.vouchesFor(key.key.keyId, key.digest, key.owner)) {
       request.keyId = key.key.keyId;
       const charging = rateBudgets.chargeKey(request, reply, key.owner);

@@ -6,14 +6,14 @@ import type { FastifyInstance } from 'fastify';
 import { failure, type Message } from '../wire/envelope.ts';
 
 export interface ClientErrorOptions {
-  /** How long a refused connection stays open after the answer, reading what the client still sends, before it is destroyed. */
+  /** How long a refused connection keeps reading what the client sends before it is destroyed. */
   readonly lingerMs: number;
-  /** Headers every answer carries (security headers...), since no hook runs for these. */
+  /** No hook runs for these, so the fixed headers are added here. */
   readonly headers: Readonly<Record<string, string>>;
 }
 
 type ConnectionError = Error & { code?: string; reason?: string };
-/** The response Node's server is writing on this socket, if any (not part of Node's typed API). */
+/** Not part of Node's typed API. */
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
 
 function answerFor(code: string | undefined, reason: string | undefined): { statusCode: number; message: Message } | null {
@@ -29,8 +29,7 @@ function answerFor(code: string | undefined, reason: string | undefined): { stat
       message: { code: 'headers_too_large', message: 'The request line and headers are larger than this server accepts.' },
     };
   }
-  // A transfer coding other than chunked, or chunked not last (RFC 9112 §6.1, §6.3): a coding it does not understand.
-  // The same parser code also covers Transfer-Encoding sent with Content-Length, a smuggling attempt: that stays 400.
+  // A transfer coding not understood (RFC 9112 §6.1, §6.3); with Content-Length it is a smuggling attempt and stays 400.
   if (code === 'HPE_INVALID_TRANSFER_ENCODING' && reason?.includes('Content-Length') !== true) {
     return {
       statusCode: 501,
@@ -40,7 +39,6 @@ function answerFor(code: string | undefined, reason: string | undefined): { stat
       },
     };
   }
-  // Every other llhttp parse error (HPE_*): bad method, header name, chunk size, line ending...
   if (code?.startsWith('HPE_') === true) {
     return { statusCode: 400, message: { code: 'malformed_request', message: 'The request is not valid HTTP/1.1.' } };
   }
@@ -48,18 +46,17 @@ function answerFor(code: string | undefined, reason: string | undefined): { stat
 }
 
 /**
- * Fastify's `clientErrorHandler`: a minimal HTTP/1.1 answer with `Connection: close`, then a lingering close.
- * Ending (not destroying) the socket matters: unread bytes of a huge header would make the kernel send a reset,
- * and the client would lose the answer along with the connection.
+ * A minimal answer with `Connection: close`, then a lingering close: destroying the socket with unread bytes would make the
+ * kernel send a reset, and the client would lose the answer.
  */
 export function answerClientErrors(options: ClientErrorOptions) {
   const extraHeaders = Object.entries(options.headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-  // Node reports a broken connection again for every later chunk: the first report is the one answered.
+  // Node reports a broken connection again for every later chunk: only the first is answered.
   const handled = new WeakSet<Socket>();
 
-  /** Ends the connection, then destroys it if the client keeps it open: a FIN first, so nothing sent is lost to a reset. */
+  /** A FIN first, so nothing sent is lost to a reset. */
   function closeGently(socket: Socket, lastWords?: string): void {
     if (lastWords === undefined) socket.end();
     else socket.end(lastWords);
@@ -92,18 +89,16 @@ export function answerClientErrors(options: ClientErrorOptions) {
       return;
     }
     const requestId = randomUUID();
-    // The error itself is not logged: its rawPacket holds the request's bytes, Authorization header included.
+    // Not the error itself: its rawPacket holds the request's bytes, Authorization included.
     this.log.info({ reqId: requestId, reason: error.code, statusCode: answer.statusCode }, 'connection refused before a request was read');
     const inFlight = socket._httpMessage;
     if (inFlight === null || inFlight === undefined || inFlight.writableFinished) {
       refuse(socket, answer, requestId);
     } else if (inFlight.req.complete) {
-      // Bad bytes after a whole request (a body its client did not frame, say): that request still gets its own
-      // answer, and the bytes their refusal after it, in order. Cutting the connection instead would lose the first
-      // answer, and Connection: close on it would let Node destroy the socket under bytes still arriving (a reset).
+      // Bad bytes after a whole request: that request still gets its answer first. Cutting now would lose it, and
+      // Connection: close on it would let Node destroy the socket under arriving bytes (a reset).
       inFlight.once('finish', () => refuse(socket, answer, requestId));
     } else if (!inFlight.headersSent) {
-      // The broken or late request is the one in flight: its handler waits for a body that will not come.
       refuse(socket, answer, requestId);
     } else {
       socket.destroy(); // half an answer is on the wire: nothing valid can follow it

@@ -1,18 +1,13 @@
 // What rate windows dropped at the memory cap had counted, kept so that dropping one never hands its client a fresh budget.
 //
-// A count-min sketch: each dropped count is added to one cell in each of several rows (a different hash per row), and a
-// key's estimate is the smallest of its cells. Cells are shared, so an estimate can only be too high, never too low: a
-// client whose window was dropped starts its next window at least where it stood, and at worst an innocent client that
-// shares cells with a flood starts a little spent. Memory is fixed whatever the flood (ROWS x width x 4 bytes x 2).
-//
-// Counts age out in two generations: a count added now is kept for at least one whole window (the longest the dropped
-// window could still have run), and at most two.
+// A count-min sketch (the smallest of a key's cells in several hashed rows): it can over-count, never under-count, in fixed
+// memory whatever the flood. Counts age out in two generations: kept at least one whole window, at most two.
 
 import { randomBytes } from 'node:crypto';
 
 const ROWS = 4;
 
-/** FNV-1a over UTF-16 units with a per-row seed, then a final avalanche (murmur3's fmix32) to spread the low bits. */
+/** FNV-1a with a per-row seed, then murmur3's fmix32 to spread the low bits. */
 function cell(key: string, seed: number, mask: number): number {
   let hash = seed;
   for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
@@ -27,15 +22,14 @@ function cell(key: string, seed: number, mask: number): number {
 export class EvictedWindows {
   readonly #windowMs: number;
   readonly #width: number;
-  // Secret and new in every process: with known seeds, an attacker could pick addresses that share a victim's cells in
-  // every row offline, and spend the victim's budget by flooding.
+  // Secret and new per process: known seeds would let an attacker pick addresses sharing a victim's cells offline.
   readonly #seeds: Uint32Array;
   #current: Uint32Array;
   #previous: Uint32Array;
   #rotatedAt: number;
   #empty = true;
 
-  /** `width` cells per row, a power of two. */
+  /** `width`: a power of two. */
   constructor(windowMs: number, now: number, width = 16_384, seeds: Uint32Array = new Uint32Array(randomBytes(4 * ROWS).buffer)) {
     if ((width & (width - 1)) !== 0) throw new Error('width must be a power of two');
     this.#windowMs = windowMs;
@@ -46,7 +40,6 @@ export class EvictedWindows {
     this.#rotatedAt = now;
   }
 
-  /** Records that `key`'s window was dropped while it had counted `count`. */
   add(key: string, count: number, now: number): void {
     this.#age(now);
     const mask = this.#width - 1;
@@ -57,7 +50,7 @@ export class EvictedWindows {
     this.#empty = false;
   }
 
-  /** At least what `key` counted in windows dropped within the last window; 0 when nothing was ever dropped. */
+  /** Within the last window; 0 when nothing was ever dropped. */
   estimate(key: string, now: number): number {
     if (this.#empty) return 0;
     this.#age(now);
@@ -74,7 +67,7 @@ export class EvictedWindows {
     const elapsed = now - this.#rotatedAt;
     if (elapsed < this.#windowMs) return;
     if (elapsed >= 2 * this.#windowMs) {
-      // Everything in either generation was added before the last window began: none of it can still matter.
+      // All added before the last window began: none of it can still matter.
       this.#current.fill(0);
       this.#previous.fill(0);
       this.#empty = true;

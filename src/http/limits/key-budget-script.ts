@@ -1,26 +1,20 @@
-// A key's request budget in Redis, in the one round trip that also answers its account's credentials version and whether a
-// last-use stamp is due somewhere in the deployment.
-//
-// One script, one slot: its three keys share the account's hash tag (accountTag), so it runs as well on a Redis Cluster.
-// Guarded by: test/unit/http/limits/key-budget-script.test.ts.
+// A key's request budget in Redis, in the round trip that also answers the credentials version and whether a stamp is due.
+// Its keys share the account's hash tag, so it runs on a Redis Cluster. Guarded by: test/unit/http/limits/key-budget-script.test.ts.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { accountTag, credentialsVersionKey } from '../../store/credentials/credential-versions.ts';
 import type { WindowCount } from './rate-counters.ts';
 
-/** What one per-key charge answers beside its count. */
 export interface KeyCharge extends WindowCount {
-  /** The account's credentials version as it was before this request reads anything; null when no cache asks for it. */
+  /** As before this request reads anything; null when no cache asks. */
   readonly version: string | null;
-  /** This request is the first of its key, across every instance, since KEY_TOUCH_INTERVAL_MS: it records the use. */
+  /** First use of the key across the deployment since KEY_TOUCH_INTERVAL_MS: it records the use. */
   readonly touchDue: boolean;
 }
 
-// KEYS: the window, the account's credentials version, the key's last-use marker.
-// ARGV: window ms; the budget (0: not counted); the touch interval ms (0: every request); the version's lifetime ms (0: not
-// asked); this process's seed for a new version. A missing version (never announced, expired, a Redis that lost its data)
-// is made anew from the seed and Redis's clock: never one an entry was tagged with before. The marker is set only within
-// the budget, so that refused requests cannot use up the minute's stamp.
+// KEYS: window, credentials version, last-use marker. ARGV: window ms; budget (0: not counted); touch interval ms; version
+// lifetime ms (0: not asked); seed. A missing version is made anew from the seed and Redis's clock, never a former one. The
+// marker is set only within the budget, so refused requests cannot use up the stamp.
 export const KEY_CHARGE_SCRIPT = `
 local window = tonumber(ARGV[1])
 local max = tonumber(ARGV[2])
@@ -59,14 +53,13 @@ interface KeyChargeCommand {
 
 export interface KeyBudgetOptions {
   readonly windowMs: number;
-  /** REDIS_KEY_PREFIX. */
   readonly prefix: string;
   readonly touchIntervalMs: number;
-  /** How long a version made here lives (versionLifetimeMs); 0 when this process caches no credentials and never asks. */
+  /** 0 when this process caches no credentials. */
   readonly versionLifetimeMs: number;
 }
 
-/** The three keys of one charge, by the account's hash tag; exported for the test that proves they share one slot. */
+/** Exported for the test that proves they share one slot. */
 export function keyChargeKeys(prefix: string, owner: string, keyId: string): [window: string, version: string, marker: string] {
   const tag = accountTag(owner);
   return [`${prefix}rate:key:${tag}:${keyId}`, credentialsVersionKey(prefix, owner), `${prefix}used:${tag}:${keyId}`];
@@ -83,7 +76,7 @@ export class RedisKeyBudget {
     this.#options = options;
   }
 
-  /** `owner`: the username in lower case; `max`: the budget, 0 when it is off (then nothing is counted). */
+  /** `owner`: lower-case username; `max` 0: nothing is counted. */
   async hit(owner: string, keyId: string, max: number): Promise<KeyCharge> {
     const { windowMs, prefix, touchIntervalMs, versionLifetimeMs } = this.#options;
     const [window, version, marker] = keyChargeKeys(prefix, owner, keyId);
@@ -91,7 +84,7 @@ export class RedisKeyBudget {
     return { current, resetMs: ttl, window: Date.now() + ttl, version: token === '' ? null : token, touchDue: due === 1 };
   }
 
-  /** Whether a charge is worth its round trip when the budget is off: only for the version or the marker. */
+  /** With the budget off, a round trip is worth it only for the version or the marker. */
   get answersMoreThanCount(): boolean {
     return this.#options.versionLifetimeMs > 0;
   }

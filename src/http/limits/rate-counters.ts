@@ -1,26 +1,22 @@
 // Fixed-window request counters: in this process, or in Redis so that every instance shares them.
 //
-// Written here rather than taken from @fastify/rate-limit (used until issue 6): the budgets need only "count one hit" and
-// "read the count", and that plugin's general per-call machinery (async key generators, allow lists, promise wrapping)
-// was paid on every request. Figures: docs/operations.md#smaller-measured-choices
+// Written here rather than taken from @fastify/rate-limit: its general per-call machinery was paid on every request.
+// Figures: docs/operations.md#smaller-measured-choices
 import type { Redis } from 'ioredis';
 import { EvictedWindows } from './evicted-windows.ts';
 
 export interface WindowCount {
-  /** Hits in the current window, this one included. */
   readonly current: number;
-  /** Milliseconds until the window ends; the whole window when none has started. */
+  /** The whole window when none has started. */
   readonly resetMs: number;
-  /** Names the window that was counted in, so a refund can never land in the next one. */
+  /** So a refund can never land in the next window. */
   readonly window: number;
 }
 
 export interface RateCounters {
-  /** Counts one hit against `key` and returns the window's count. */
   hit(key: string): WindowCount | Promise<WindowCount>;
-  /** The window's count without counting. */
   peek(key: string): WindowCount | Promise<WindowCount>;
-  /** Gives back one hit counted earlier (a reservation that was not needed), if its window is still the current one. */
+  /** Only if its window is still the current one. */
   refund(key: string, window: number): void | Promise<void>;
 }
 
@@ -31,7 +27,7 @@ interface Window {
 
 const SWEEP_INTERVAL_MS = 1000;
 
-/** Per process. Windows live in a Map in the order they started, so expired ones are swept from its front. */
+/** Windows live in a Map in start order, so expired ones are swept from its front. */
 export class LocalCounters implements RateCounters {
   readonly #windowMs: number;
   readonly #maxKeys: number;
@@ -39,14 +35,12 @@ export class LocalCounters implements RateCounters {
   readonly #windows = new Map<string, Window>();
   readonly #now: () => number;
   #sweptAt = 0;
-  // Made when the cap first drops a live window: what such windows had counted, so their clients start no lower.
+  // Made when the cap first drops a live window, so its clients start no lower.
   #evicted: EvictedWindows | null = null;
 
   /**
-   * `maxKeys`: past it, the oldest windows are dropped even unexpired (memory stays bounded under address churn), and what
-   * they had counted is kept in a fixed-size sketch that never under-counts: dropping a window never refills a budget.
-   * `countCeiling`: what a dropped window adds to the sketch at most (the budget plus one: past it, more says nothing),
-   * so a flood of 429s from a few keys cannot fill the cells they share with others.
+   * `maxKeys`: past it the oldest windows are dropped into a sketch that never under-counts (bounded memory, no refilled
+   * budget). `countCeiling`: the most a dropped window adds, so a few flooding keys cannot fill shared cells.
    */
   constructor(windowMs: number, options: { maxKeys?: number; countCeiling?: number; now?: () => number } = {}) {
     this.#windowMs = windowMs;
@@ -99,7 +93,7 @@ export class LocalCounters implements RateCounters {
   }
 }
 
-// INCR, and the window's expiry set by its first hit: one round trip, atomic, the same answer on every instance.
+// INCR, expiry set by the first hit: one atomic round trip.
 const HIT_SCRIPT = `
 local current = redis.call('INCR', KEYS[1])
 if current == 1 then
@@ -120,9 +114,8 @@ if not current then return {0, -1} end
 return {tonumber(current), redis.call('PTTL', KEYS[1])}
 `;
 
-// Never below zero, nothing when the window has ended (a refund must not open a window of its own), and nothing when a
-// later window has begun: that one expires later than the counted one did, by more than clock slack (ARGV[1] is what
-// was left of the counted window when it was counted, less the time since).
+// Never below zero, nothing once the window ended or a later one began (it expires later by more than clock slack;
+// ARGV[1] is what was left of the counted window, less the time since).
 const REFUND_SCRIPT = `
 local current = redis.call('GET', KEYS[1])
 if not current or tonumber(current) <= 0 then return 0 end
@@ -136,7 +129,7 @@ interface CounterCommands {
   rateRefund(key: string, leftMs: number): Promise<number>;
 }
 
-/** Shared by every instance using the same Redis and key prefix. Rejects while Redis is unreachable. */
+/** Rejects while Redis is unreachable. */
 export class RedisCounters implements RateCounters {
   readonly #redis: Redis & CounterCommands;
   readonly #windowMs: number;
@@ -155,7 +148,7 @@ export class RedisCounters implements RateCounters {
 
   async hit(key: string): Promise<WindowCount> {
     const [current, ttl] = await this.#redis.rateHit(this.#prefix + key, this.#windowMs);
-    // The window is named by when it ends, by this process's clock: all a refund needs to tell it from the next.
+    // Named by when it ends, by this process's clock: enough to tell it from the next.
     return { current, resetMs: ttl, window: Date.now() + ttl };
   }
 

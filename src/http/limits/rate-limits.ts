@@ -14,54 +14,39 @@ export type { KeyCharge };
 
 export interface RateLimitsOptions {
   readonly settings: RateLimitSettings;
-  /** Shared counters for every instance; null keeps them in this process (per instance). */
+  /** Shared counters across instances; null: per process. */
   readonly redis: Redis | null;
   readonly keyPrefix: string;
-  /** Told of every 429, for metrics. */
   readonly onRejected?: (budget: RateBudget) => void;
-  /** No proxy is trusted, so a request's address is its connection's: worked out once per connection, not per request. */
+  /** No proxy is trusted, so the address is the connection's: worked out once per connection. */
   readonly addressIsConnection?: boolean;
-  /**
-   * With Redis, what an API key's charge answers beside its count (key-budget-script.ts): the last-use marker's interval, and
-   * the credentials version's lifetime (0: this process caches no credentials and does not ask). Absent: neither.
-   */
+  /** With Redis, what a key's charge also answers (key-budget-script.ts): last-use interval and credentials version lifetime. */
   readonly keyCharge?: { readonly touchIntervalMs: number; readonly versionLifetimeMs: number };
 }
 
 export type RateBudget = 'per_key' | 'per_address' | 'failed_auth';
 
-/** An attempt spent from the failed-authentication budget: null when that budget is off. */
 export type AuthAttempt = { readonly window: number } | null;
 
-/** An attempt counted against the failed-authentication budget however many came before; `over`: its window, when it was one too many. */
+/** `over`: the window, when this attempt was one too many. */
 export type CountedAuthAttempt = { readonly attempt: AuthAttempt; readonly over: WindowCount | null };
 
-/** The budgets authentication spends: failed attempts per address, then requests per key or per address. */
 export interface RateBudgets {
   /**
-   * Spends one of this address's failed-authentication attempts before any credential is checked against the store, and
-   * refuses with 429 when that was one too many: counting first is what keeps concurrent or pipelined guesses from all
-   * passing one check. An attempt that turns out right is given back (refundAuthAttempt).
+   * Spends a failed-authentication attempt before any store check, 429 when one too many: counting first stops concurrent
+   * guesses all passing one check. A right attempt is given back (refundAuthAttempt).
    */
   spendAuthAttempt(request: FastifyRequest, reply: FastifyReply): AuthAttempt | Promise<AuthAttempt>;
-  /**
-   * The attempt was not a failure after all (the key was right, or the store could not be asked): it is given back, in the
-   * window it was spent in and no later one. Never fails the request.
-   */
+  /** The key was right or the store could not be asked: given back in the window it was spent in. Never fails. */
   refundAuthAttempt(request: FastifyRequest, attempt: AuthAttempt): void;
-  /**
-   * Spends one attempt as spendAuthAttempt does, but past the budget leaves the verdict to the caller: for a credential that
-   * is checked against the store even then, and answered refuseAuthAttempt's 429 only when it proves wrong (the admin port).
-   */
+  /** As spendAuthAttempt, but past the budget the caller decides (the admin port checks the token, refusing only if wrong). */
   countAuthAttempt(request: FastifyRequest): CountedAuthAttempt | Promise<CountedAuthAttempt>;
-  /** The 429 for an attempt counted past the budget (`over`, from countAuthAttempt), its headers set on `reply`. */
   refuseAuthAttempt(reply: FastifyReply, over: WindowCount): HttpError;
-  /** Charges one request to the caller's key (`request.keyId`), or to its address when it sent no credentials; 429 when spent. */
+  /** Charges the caller's key (`request.keyId`), or its address without credentials; 429 when spent. */
   charge(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
   /**
-   * Charges one request to an API key (`request.keyId`) of `owner` (its username in lower case), as charge does. Through Redis
-   * it answers, in the same round trip, the account's credentials version and whether a last-use stamp is due; counted in
-   * this process (or not counted at all) it answers nothing, and the caller keeps its own rules.
+   * Charges an API key of `owner` (lower-case username). Through Redis it also answers, in the same round trip, the
+   * credentials version and whether a last-use stamp is due; in process it answers nothing.
    */
   chargeKey(request: FastifyRequest, reply: FastifyReply, owner: string): void | KeyCharge | Promise<void | KeyCharge>;
 }
@@ -71,12 +56,11 @@ declare module 'fastify' {
     rateBudgets: RateBudgets;
   }
   interface FastifyRequest {
-    /** The id of the key that authenticated this request, for its per-key budget. */
     keyId: string | null;
   }
 }
 
-/** A connection's budget counter names, kept on its socket when the address cannot change from request to request. */
+/** Kept on the socket when the address cannot change from request to request. */
 const ADDRESS_KEYS = Symbol('account-api.budget-address-keys');
 type AddressKeys = { readonly authfail: string; readonly addr: string };
 
@@ -138,8 +122,7 @@ export const rateLimits = fp(
         ? null
         : new RedisKeyBudget(options.redis, { windowMs: settings.windowMs, prefix: options.keyPrefix, ...options.keyCharge });
 
-    // In this process each budget has counters of its own, so a key's window is named by its id alone (no string built per
-    // request); in Redis the budgets share one key space.
+    // In process each budget has its own counters, so a key's window is its id alone (no string per request).
     const keyCounterPrefix = options.redis === null ? '' : 'key:';
     const addressKeys = (request: FastifyRequest): AddressKeys => {
       if (options.addressIsConnection !== true) return addressKeysOf(request.ip);
@@ -198,7 +181,7 @@ export const rateLimits = fp(
       chargeKey(request, reply, owner) {
         if (keyBudget === null) return charge(request, reply);
         const max = settings.perKey;
-        // No budget and no version asked: a round trip for the marker alone is not worth it (the caller stamps as without Redis).
+        // No budget and no version asked: a round trip for the marker alone is not worth it.
         if (max === 0 && !keyBudget.answersMoreThanCount) return;
         return keyBudget.hit(owner, request.keyId!, max).then(
           (charged) => {

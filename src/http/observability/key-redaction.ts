@@ -6,7 +6,7 @@ const KEY_BODY_LENGTH = 50; // key id + secret + checksum, after the prefix
 const KEY_MARK_ANY_CASE = /aapi_/i;
 const HAS_BASE62_RUN = new RegExp(`[0-9A-Za-z]{${KEY_BODY_LENGTH}}`);
 const BASE62_RUN = new RegExp(`[0-9A-Za-z]{${KEY_BODY_LENGTH},}`, 'g');
-// Any run that could be base64 (standard or URL-safe), wherever it sits: after `Basic `, `key=`, a prefix of the client's own.
+// Any run that could be base64 (standard or URL-safe), wherever it sits.
 const BASE64_RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
 const LONGEST_CHECKED = 4096;
 const LONGEST_LOGGED_PATH = 256;
@@ -16,14 +16,13 @@ function percentDecoded(text: string): string {
   return text.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 }
 
-/** A key body with a valid checksum, even with its prefix cut off: the checksum makes a false alarm practically impossible. */
+/** Even with its prefix cut off: the checksum makes a false alarm practically impossible. */
 function holdsKeyBody(text: string): boolean {
   if (!HAS_BASE62_RUN.test(text)) return false;
   for (const [run] of text.matchAll(BASE62_RUN)) {
     for (let start = 0; start + KEY_BODY_LENGTH <= run.length; start++) {
       const body = run.slice(start, start + KEY_BODY_LENGTH);
       if (Object.values(KEY_PREFIXES).some((prefix) => parseKey(prefix + body).ok)) return true;
-      // An admin token's body too: the same shape, under a prefix of its own (one per environment).
       if (Object.values(ADMIN_TOKEN_PREFIXES).some((prefix) => parseAdminToken(prefix + body) !== null)) return true;
     }
   }
@@ -34,11 +33,10 @@ function holdsInClear(text: string): boolean {
   return KEY_MARK_ANY_CASE.test(text) || holdsKeyBody(text);
 }
 
-/** A key (or admin token) in clear, or inside any base64 run of the text (as in Basic credentials). */
 function holdsInClearOrBase64(text: string): boolean {
   if (holdsInClear(text)) return true;
   for (const [run] of text.matchAll(BASE64_RUN)) {
-    // Every alignment, so base64 that starts mid-group (a fragment of a Basic header) is caught too.
+    // Every alignment, so base64 starting mid-group (a fragment of a Basic header) is caught too.
     for (let shift = 0; shift < 4; shift++) {
       if (holdsInClear(Buffer.from(run.slice(shift), 'base64').toString('latin1'))) return true;
     }
@@ -46,35 +44,28 @@ function holdsInClearOrBase64(text: string): boolean {
   return false;
 }
 
-/**
- * True when `text` could carry an API key or an admin token: the `aapi_` mark or a checksummed body, in clear or in any base64
- * run (as in Basic credentials), as sent or percent-decoded (twice, too). Text too long to check is assumed to carry one.
- */
+/** The `aapi_` mark or a checksummed body, in clear or base64, as sent or percent-decoded (twice); too long: assumed to. */
 export function mayHoldKey(text: string): boolean {
   if (text.length > LONGEST_CHECKED) return true;
   if (plainlyKeyless(text)) return false;
   return scannedForKey(text);
 }
 
-/** The shortest run of base64 characters scanned for an encoded key (BASE64_RUN); a key in clear is a longer run still. */
 const SHORTEST_RUN = 16;
 
 /**
- * True when `text` has none of what scannedForKey looks for: no run of SHORTEST_RUN base64 characters (a key body in clear
- * is a longer run, and an encoded key is one), no `aapi_` mark (in any case), no percent-encoding. One pass over character
- * codes: the request log asks this of every path (`/api/v0/user`), where the full scan built a regular expression per call.
+ * None of what scannedForKey looks for (no SHORTEST_RUN base64 run, no `aapi_` mark, no `%`), in one pass over character
+ * codes: the request log asks this of every path, where the full scan built a regular expression per call.
  */
 export function plainlyKeyless(text: string): boolean {
   let run = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 37) return false; // '%'
-    // A-Z, a-z, 0-9, '+', '/', '_', '-': BASE64_RUN's alphabet
     const inRun = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47 || c === 95 || c === 45;
     run = inRun ? run + 1 : 0;
     if (run >= SHORTEST_RUN) return false;
-    // The mark, `aapi_` in any case, ends at an underscore: the four letters before it, each folded to lower case (`| 0x20`
-    // maps only 'A' to 'a', 'P' to 'p' and 'I' to 'i' among the characters that could be there).
+    // `aapi_` in any case, found at its underscore (`| 0x20` folds only the letters that matter to lower case).
     if (c === 95 && i >= 4 && (text.charCodeAt(i - 4) | 0x20) === 97 && (text.charCodeAt(i - 3) | 0x20) === 97 && (text.charCodeAt(i - 2) | 0x20) === 112 && (text.charCodeAt(i - 1) | 0x20) === 105) {
       return false;
     }
@@ -82,7 +73,7 @@ export function plainlyKeyless(text: string): boolean {
   return true;
 }
 
-/** The full scan behind mayHoldKey, for text plainlyKeyless cannot clear (exported for the test that holds the two together). */
+/** The full scan behind mayHoldKey (exported for the test that holds the two together). */
 export function scannedForKey(text: string): boolean {
   if (holdsInClearOrBase64(text)) return true;
   if (!text.includes('%')) return false;
@@ -94,9 +85,6 @@ export function scannedForKey(text: string): boolean {
  * Performance trick (keyless paths remembered). Relies on: the scan's verdict being a property of the text alone, and only
  * keyless text being kept. Guarded by: test/unit/http/observability/key-redaction.test.ts.
  * Figures: docs/operations.md#keyless-paths-remembered
- *
- * Some paths the quick pass cannot clear come on every request (`/api/v0/settings` is a long base64 run). Full, the set is
- * emptied: a flood of new paths costs the scan each, as without it.
  */
 const keylessPaths = new Set<string>();
 const MOST_KEYLESS_PATHS_KEPT = 512;
@@ -111,7 +99,6 @@ function keylessPath(path: string): boolean {
   return true;
 }
 
-/** Where the path of a URL ends: at its query string or fragment, if any. */
 function endOfPath(url: string): number {
   for (let i = 0; i < url.length; i++) {
     const c = url.charCodeAt(i);
@@ -120,11 +107,10 @@ function endOfPath(url: string): number {
   return url.length;
 }
 
-/** The path of a URL for a log line: no query string, at most 256 characters, any segment that could carry a key redacted. */
+/** No query string, at most 256 characters, any segment that could carry a key redacted. */
 export function loggablePath(url: string): string {
   const end = endOfPath(url);
-  // Only what can be logged is scanned, plus a key's length past it (a key may start inside the logged part): a long
-  // path must not cost a long scan, on requests no budget covers (docs/operations.md#smaller-measured-choices).
+  // Only the loggable part (plus a key's length) is scanned: a long path must not cost a long scan on unbudgeted requests.
   const whole = end === url.length ? url : url.slice(0, end);
   const path = whole.length > LONGEST_LOGGED_PATH + KEY_SCAN_MARGIN ? whole.slice(0, LONGEST_LOGGED_PATH + KEY_SCAN_MARGIN) : whole;
   let clean = path;
@@ -137,7 +123,7 @@ export function loggablePath(url: string): string {
   return clean.length > LONGEST_LOGGED_PATH ? `${clean.slice(0, LONGEST_LOGGED_PATH)}...` : clean;
 }
 
-/** A username as sent in Basic credentials, unless it is not one: a key pasted into the user part must not be logged. */
+/** A key pasted into the user part must not be logged. */
 export function loggableUsername(username: string): string {
   return /^[A-Za-z0-9._-]{1,64}$/.test(username) && !mayHoldKey(username) ? username : '[redacted]';
 }

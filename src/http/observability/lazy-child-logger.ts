@@ -4,20 +4,15 @@
 // skips the per-request check a childLoggerFactory gets), and pino's child bindings and asChindings rules. Guarded by:
 // test/unit/http/observability/lazy-child-logger.test.ts. Figures: docs/operations.md#the-lazy-request-logger
 //
-// Why: a pino child per request is paid on every answer, although at the default levels most requests log at most one
-// line and, at `warn`, none. This answers the level checks itself and builds the child on the first line it writes.
+// Why: a pino child per request is paid on every answer, though most requests log one line or none.
 import type { FastifyBaseLogger } from 'fastify';
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
-/**
- * A writer of lines whose every value is already safe to log (the answer line, request-log.ts), given to makeChildrenLazy:
- * it writes a request's line with the bindings, as the parent would, without building a child. Opaque here: its user checks
- * what it is (instanceof), so no cast stands between the two.
- */
+/** Writes a request's already-safe line (the answer line) with the bindings, without a child; opaque here (checked by instanceof). */
 export type SafeLineWriter = object;
 type Bindings = Parameters<FastifyBaseLogger['child']>[0];
-/** Binding names a pino child leaves out of its lines (pino's asChindings): a line with any of them needs the real child. */
+/** Names pino's asChindings leaves out: a line with any of them needs the real child. */
 const SKIPPED_BY_PINO = ['level', 'serializers', 'formatters', 'customLevels'];
 type ChildOptions = NonNullable<Parameters<FastifyBaseLogger['child']>[1]>;
 type ChildMaker = (bindings: Bindings, options: ChildOptions) => FastifyBaseLogger;
@@ -26,11 +21,10 @@ export class LazyChildLogger {
   readonly #parent: FastifyBaseLogger;
   readonly #bindings: Bindings;
   readonly #options: ChildOptions;
-  /** Whether the child would only add bindings (#isPlain); worked out on the first line written, not for every request. */
+  /** Worked out on the first line written, not per request. */
   #plain: boolean | undefined;
-  /** Writes lines made only of fields already made safe (the answer line) without redaction; or none. */
   readonly #safeLines: SafeLineWriter | null;
-  /** Builds the real child of the parent (pino's own child(), when the parent's child() is the one making these). */
+  /** pino's own child(), when the parent's child() is the one making these. */
   readonly #makeChild: ChildMaker;
   #child: FastifyBaseLogger | undefined;
 
@@ -48,10 +42,7 @@ export class LazyChildLogger {
     this.#makeChild = makeChild;
   }
 
-  /**
-   * Whether the child would only add bindings: no level, serializers or redaction of its own, and no binding pino leaves out
-   * of a child's lines (SKIPPED_BY_PINO). Then it writes what its parent would, given the bindings as the line's first fields.
-   */
+  /** No level, serializers, redaction or skipped binding of its own: it writes what its parent would, bindings first. */
   #isPlain(): boolean {
     this.#plain ??= Object.keys(this.#options).length === 0 && !SKIPPED_BY_PINO.some((name) => Object.hasOwn(this.#bindings, name));
     return this.#plain;
@@ -79,8 +70,7 @@ export class LazyChildLogger {
   #write(level: Level, args: unknown[]): void {
     if (!this.isLevelEnabled(level)) return;
     const [first, ...rest] = args;
-    // A line of fields, as the request's answer line is: the parent writes it with the bindings as its first fields, which is
-    // the line the child would write (a child writes its bindings right after the parent's), without building a child.
+    // A line of fields: the parent writes it with the bindings first, which is the line the child would write.
     if (this.#child === undefined && isPlainObject(first) && this.#isPlain()) {
       (this.#parent[level] as (...values: unknown[]) => void)({ ...this.#bindings, ...first }, ...rest);
       return;
@@ -90,15 +80,11 @@ export class LazyChildLogger {
 
 
 
-  /**
-   * The safe line writer given to makeChildrenLazy, while a line written now needs no child (none was built, and it would
-   * only add bindings): the caller writes with it and `bindings`, as this logger would. Otherwise null: log as usual.
-   */
+  /** Non-null while a line needs no child: the caller writes with it and `bindings`. Otherwise log as usual. */
   safeLineWriter(): SafeLineWriter | null {
     return this.#child === undefined && this.#safeLines !== null && this.#isPlain() ? this.#safeLines : null;
   }
 
-  /** The fields this logger adds to every line. */
   get bindings(): Record<string, unknown> {
     return this.#bindings as Record<string, unknown>;
   }
@@ -127,14 +113,14 @@ export class LazyChildLogger {
     return this.#real().child(bindings, options);
   }
 
-  /** This logger with more bindings, still lazy unless a child was already built. */
+  /** Still lazy unless a child was already built. */
   withBindings(bindings: Bindings): FastifyBaseLogger {
     if (this.#child !== undefined) return this.#child.child(bindings);
     return new LazyChildLogger(this.#parent, { ...this.#bindings, ...bindings }, this.#options, this.#safeLines, this.#makeChild) as unknown as FastifyBaseLogger;
   }
 }
 
-/** A request's logger with more fields on every line (a traced request's trace id): lazy if it was. */
+/** More fields on every line (a traced request's trace id): lazy if it was. */
 export function withBindings(log: FastifyBaseLogger, bindings: Bindings): FastifyBaseLogger {
   return log instanceof LazyChildLogger ? log.withBindings(bindings) : log.child(bindings);
 }
@@ -144,10 +130,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Makes `root.child()` return a LazyChildLogger: Fastify makes each request's logger with its default factory, which calls
- * the root's child(). Not a `childLoggerFactory`: Fastify checks every logger such a factory returns for seven methods, on
- * every request, and skips the check only for its own default factory.
- * pino's real children inherit from the root, this override included: called on one of them, it is pino's child() again.
+ * Makes `root.child()` lazy, as Fastify's default factory calls it. Not a `childLoggerFactory`: Fastify checks every logger
+ * such a factory returns on every request. pino's real children inherit this override, where it is pino's child() again.
  */
 export function makeChildrenLazy(root: FastifyBaseLogger, safeLines: SafeLineWriter | null = null): void {
   const pinoChild = root.child;
@@ -158,7 +142,7 @@ export function makeChildrenLazy(root: FastifyBaseLogger, safeLines: SafeLineWri
   };
 }
 
-/** Whether a line at `level` would be written (any logger without the check: assume it would). */
+/** Any logger without the check: assume it would. */
 export function logsAt(log: FastifyBaseLogger, level: Level): boolean {
   return (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.(level) ?? true;
 }

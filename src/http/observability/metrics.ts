@@ -9,32 +9,26 @@ import type { RateBudget } from '../limits/rate-limits.ts';
 export const METRICS_PATH = '/metrics';
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** The answers of one route pattern, counted in plain numbers: prom-client hashes its labels on every call, this once per series. */
+/** Plain numbers: prom-client hashes its labels on every call, this once per series. */
 export interface AnswerSeries {
   observe(method: string, status: number, seconds: number): void;
 }
 
 export interface Metrics {
-  /** Holds only this app's metrics (and the process metrics), so tests can build as many apps as they like. */
+  /** This app's metrics only, so tests can build as many apps as they like. */
   readonly registry: Registry;
-  /** One failed authentication, by its 401 code. */
   authFailed(reason: string): void;
-  /** One request refused with 429, by the budget it exhausted. */
   rateLimited(budget: RateBudget): void;
-  /** The series of a route pattern (undefined: no route matched), to look up once per route, not per answer. */
+  /** Looked up once per route, not per answer (undefined: no route matched). */
   answersOf(route: string | undefined): AnswerSeries;
-  /** One request failed because a dependency was unavailable or the server failed, by the code answered. */
   storeError(code: string): void;
-  /**
-   * The same metrics, every sample labelled port="<port>": the admin listener's view. The public port's samples carry no
-   * port label, so the dashboards and alerts written before the admin port existed still read the same series.
-   */
+  /** Every sample labelled port="<port>"; the public port's carry none, so older dashboards read the same series. */
   forPort(port: string): Metrics;
 }
 
 interface MethodCounts {
   readonly statuses: Map<number, number>;
-  /** Answers per bucket (not cumulative), the last one past the highest bound. */
+  /** Not cumulative; the last one is past the highest bound. */
   readonly buckets: number[];
   sum: number;
   count: number;
@@ -45,13 +39,10 @@ interface MethodCounts {
  * Histogram gives its registry (a prom-client upgrade may change it). Guarded by:
  * test/unit/http/observability/metrics.test.ts. Figures: docs/operations.md#answers-counted-in-plain-numbers
  *
- * Answers per route, method and status, and their latency, kept in numbers and handed to prom-client only when scraped:
- * http_requests_total is a Counter filled by its `collect`, the latency that Histogram-shaped object (so the text, the JSON
- * and the cluster aggregation of workers are prom-client's own).
+ * Kept in numbers, handed to prom-client only when scraped, so text, JSON and cluster aggregation stay prom-client's own.
  */
 class AnswerCounts {
   readonly #routes = new Map<string, Map<string, MethodCounts>>();
-  /** The port label of every sample, or none (the public port). */
   readonly port: { readonly port: string } | Record<string, never>;
 
   constructor(port: { readonly port: string } | Record<string, never>) {
@@ -111,7 +102,7 @@ function latencyMetric(name: string, help: string, ports: readonly AnswerCounts[
     type: 'histogram' as const,
     aggregator: 'sum' as const,
     getForPromString: async () => forPromString(),
-    // As prom-client's Histogram gives it for JSON (and so to the cluster aggregation): shared labels folded into each value's.
+    // As prom-client's Histogram gives it for JSON (and so to cluster aggregation).
     get: async () => {
       const metric = forPromString();
       return {
@@ -129,7 +120,6 @@ function latencyMetric(name: string, help: string, ports: readonly AnswerCounts[
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  // One set of counts per port label, made when a port first asks for its metrics.
   const ports: AnswerCounts[] = [];
   new Counter({
     name: 'http_requests_total',
@@ -197,7 +187,7 @@ export function createMetrics(): Metrics {
 
 export interface MetricsEndpointOptions {
   readonly metrics: Metrics;
-  /** Bearer token for GET /metrics on this port; null: the path is not served here (404, like any unknown path). */
+  /** Null: not served here (404, like any unknown path). */
   readonly token: string | null;
 }
 
@@ -205,7 +195,7 @@ function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
 
-/** With a token, serves GET /metrics on this port (not rate-limited, not counted: see answer-records.ts). */
+/** Not rate-limited, not counted (answer-records.ts). */
 export const metricsEndpoint = fp(
   async function metricsEndpoint(app: FastifyInstance, options: MetricsEndpointOptions) {
     const { metrics, token } = options;

@@ -23,10 +23,7 @@ type LoggedError = {
   cause?: LoggedError;
 };
 
-/**
- * Only the name, message, stack, code and cause of an error: never its other properties, where a request's headers or
- * raw bytes can hide (Node's HTTP parse errors carry `rawPacket`, the request as received, Authorization included).
- */
+/** Name, message, stack, code and cause only: other properties can hide request bytes (Node's parse errors carry `rawPacket`). */
 export function loggedError(error: unknown, depth = 0): LoggedError {
   if (!(error instanceof Error)) return { type: typeof error, message: String(error).slice(0, LONGEST_MESSAGE), stack: '' };
   const logged: LoggedError = { type: error.name, message: error.message.slice(0, LONGEST_MESSAGE), stack: error.stack ?? '' };
@@ -44,16 +41,15 @@ class OneLinePerRequest extends LogController {
   override routeNotFound(): void {}
 }
 
-/** How long a line may wait in memory for others to share its write. */
+/** How long a line may wait for others to share its write. */
 const WRITE_DELAY_MS = 10;
-/** The most a write to a pipe may hold and still be atomic (Linux); a write of whole lines up to it never interleaves. */
+/** The most a pipe write may hold and still be atomic (Linux), so workers' lines never interleave. */
 const PIPE_BUF = 4096;
-/** To a regular file every write() lands whole (Linux serialises writes to one file; workers share its offset). */
+/** Writes to a regular file land whole (Linux serialises them; workers share the offset). */
 const FILE_CHUNK = 64 * 1024;
-/** The most bytes of lines a failing destination (a full disk) may hold back to try again; past it, lines are dropped. */
+/** What a failing destination (a full disk) may hold back to retry; past it, lines are dropped. */
 const MOST_BYTES_WAITING = 16 * 1024 * 1024;
 
-/** How many bytes of whole lines one write may carry to `fd`: PIPE_BUF to a pipe or a socket, FILE_CHUNK to a file. */
 export function chunkLimitFor(fd: number): number {
   try {
     return fstatSync(fd).isFile() ? FILE_CHUNK : PIPE_BUF;
@@ -62,35 +58,26 @@ export function chunkLimitFor(fd: number): number {
   }
 }
 
-/** Where the answer lines go: whole lines, with their length in bytes when the writer knows it. */
 interface LineDestination {
   writeLine(line: string, size: number): void;
 }
 
-/** Fastify's logging options, and how to write out what the logger still holds. */
 export interface Logging {
-  /** What Fastify itself takes, and nothing else: spread into its options. */
   readonly fastify: Pick<FastifyServerOptions, 'loggerInstance' | 'logController'>;
-  /** Writes every buffered line now, synchronously: on close, before process.exit, and after a fatal error. */
+  /** Writes every buffered line now, synchronously: on close, before process.exit, after a fatal error. */
   readonly flush: () => void;
-  /** The most bytes of whole lines one write carries (chunkLimitFor). */
   readonly chunkBytes: number;
-  /** Makes the loggers of requests lazy: call it with `app.log` (Fastify makes requests' loggers from that, not loggerInstance). */
+  /** Call with `app.log`: Fastify makes requests' loggers from that, not from loggerInstance. */
   readonly lazyRequestLoggers: (appLogger: FastifyBaseLogger) => void;
 }
 
 /**
- * JSON lines on stdout, credentials redacted wherever a header object is logged, written in batches: a line is put in memory and
- * the request goes on; the lines leave together, in one write, once the next would not fit in PIPE_BUF or WRITE_DELAY_MS after
- * the first. The writes are synchronous, so that flushing on exit writes every line, in order; a kill -9 loses at most
- * WRITE_DELAY_MS of lines (docs/operations.md).
+ * JSON lines on stdout, credentials redacted, written in batches of whole lines (PIPE_BUF or WRITE_DELAY_MS, whichever first).
+ * Writes are synchronous so an exit flush keeps every line in order; a kill -9 loses at most WRITE_DELAY_MS (docs/operations.md).
  */
 export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
-  // Whole lines, at most PIPE_BUF a write (to a file: FILE_CHUNK): atomic to a pipe, so workers sharing stdout never
-  // interleave mid-line. The lines are gathered as bytes in one reused buffer (SonicBoom's own buffer re-measures a growing
-  // string per line); SonicBoom only writes each chunk, retrying EAGAIN. A failed write (a full disk) is kept by SonicBoom
-  // as a view of the chunk, so a new chunk is taken and no line overwrites bytes still waiting; what waits is bounded
-  // (maxLength), and the failure is never thrown at the request that logged.
+  // Lines are gathered as bytes in one reused buffer (SonicBoom's own re-measures a growing string per line). A failed write
+  // is kept by SonicBoom as a view of the chunk, so a new chunk is taken; what waits is bounded and never thrown at a request.
   const out = pino.destination({ dest: fd, sync: true, contentMode: 'buffer', maxLength: MOST_BYTES_WAITING });
   let failed = false;
   out.on('error', () => {
@@ -123,19 +110,17 @@ export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
     flush();
   };
   const destination = {
-    /** A whole line of `size` bytes in UTF-8 (its length when it is all ASCII, as only then they are equal). */
     writeLine(line: string, size: number): void {
       if (used + size > chunkBytes && used > 0) writeChunk();
       if (size > chunkBytes) {
-        // Longer than a chunk (a long stack): on its own, now, after every line before it.
+        // Longer than a chunk (a long stack): alone, now, after every line before it.
         writeBytes.call(out, Buffer.from(line));
         return;
       }
       used += chunk.write(line, used, size === line.length ? 'latin1' : 'utf8');
-      // Not unref'd: a process with nothing else left to do still writes its last lines before it ends (10 ms later at most).
+      // Not unref'd: a process with nothing else to do still writes its last lines.
       if (pending === null) pending = setTimeout(writeOut, WRITE_DELAY_MS);
     },
-    /** pino's lines. */
     write(line: string): boolean {
       destination.writeLine(line, Buffer.byteLength(line));
       return true;
@@ -153,7 +138,7 @@ export function loggingOptions(level: Config['logLevel'], fd = 1): Logging {
   };
 }
 
-/** The fields of the answer line, in the order it writes them (`code`: only on failures; undefined is left out, as pino does). */
+/** The answer line's fields in written order (`code`: failures only; undefined is left out, as pino does). */
 export interface AnswerFields {
   readonly method: string;
   readonly route: string;
@@ -164,34 +149,25 @@ export interface AnswerFields {
 }
 
 const ANSWER_MESSAGE = 'request completed';
-/** Routes whose text is kept (the route patterns, and 'unmatched': a few dozen). */
 const MOST_ROUTES_KEPT = 256;
 
 /**
- * Writes the answer line (logResponse) as pino would, by hand: its fields are known, few, and already safe to log, so
- * pino's redaction pass and generic serialisation are not needed, and on every answer they cost more than the rest of
- * GET /hello. Same destination as every other line, so lines stay in order. The line is put together from text made once
- * where it can be (the opening, the time once a millisecond, the method and route, the message); an all-ASCII line is as
- * many bytes as characters, so it need not be measured. Figures: docs/operations.md#the-answers-log-line
+ * Writes the answer line as pino would, by hand: its fields are few and already safe, so pino's redaction and generic
+ * serialisation (dearer than the rest of GET /hello) are skipped. Figures: docs/operations.md#the-answers-log-line
  */
 export class AnswerLines {
   readonly #destination: LineDestination;
-  /** Up to the time: `{"level":30,"time":`. */
   readonly #opening: string;
-  /** pino's base fields, in its order after level and time: pid, hostname. */
   readonly #base: string;
   readonly #baseIsAscii: boolean;
   readonly #serialized: ReadonlySet<string>;
   readonly #prefixes = new Map<string, string | null>();
-  /** `,"method":"GET","route":"/api/v0/user","path":` by route, then method. */
   readonly #routeTexts = new Map<string, { readonly method: string; readonly text: string; readonly ascii: boolean }[]>();
   #lastTime = -1;
-  /** The line up to the bindings, for the millisecond #lastTime. */
   #head = '';
-  /** `,"statusCode":200,"responseTime":` by status code. */
   readonly #statusTexts: string[] = [];
 
-  /** `serialized`: the field names the logger gives a serializer (a binding under one of them is not written as it is). */
+  /** `serialized`: field names with a serializer (a binding under one is not written as it is). */
   constructor(logger: pino.Logger, destination: LineDestination, serialized: readonly string[]) {
     this.#destination = destination;
     this.#serialized = new Set(serialized);
@@ -201,8 +177,8 @@ export class AnswerLines {
   }
 
   /**
-   * One answer line at info, the request logger's `bindings` first, as pino writes a child's. False, and nothing written,
-   * for bindings it would not write as pino does (not a string, a name pino skips, serialises or escapes): log through pino.
+   * One answer line at info, `bindings` first as pino writes a child's. False, nothing written, for bindings pino would
+   * not write as they are (not a string, or a name pino serialises or escapes): log through pino then.
    */
   write(bindings: Record<string, unknown>, fields: AnswerFields): boolean {
     const now = Date.now();
@@ -210,7 +186,6 @@ export class AnswerLines {
       this.#lastTime = now;
       this.#head = this.#opening + String(now) + this.#base;
     }
-    // Whether every piece is ASCII so far (a string JSON.stringify had to write may not be).
     let ascii = this.#baseIsAscii;
     let line = this.#head;
     for (const name in bindings) {
@@ -266,7 +241,6 @@ export class AnswerLines {
       texts = [];
       this.#routeTexts.set(route, texts);
     }
-    // A route answers a handful of methods; any more are written without being kept.
     if (texts !== undefined && texts.length < 8) texts.push(made);
     return made;
   }
@@ -281,16 +255,13 @@ export function quotedAsIs(text: string): string | null {
   return `"${text}"`;
 }
 
-/** A number as JSON.stringify writes it. */
 function numberText(value: number): string {
   return Number.isFinite(value) ? String(value) : 'null';
 }
 
 /**
- * A number as JSON.stringify writes it, made by integer arithmetic when it is a whole number of hundredths below 10^10 (a
- * response time in milliseconds, rounded): String() of a fraction runs V8's shortest-decimal search, while the digits of
- * two small integers are cached. The same text: such a number is the double nearest h/100, and below 2^49 the
- * shortest decimal that comes back to it is h/100's own, its trailing zeros dropped.
+ * numberText by integer arithmetic for whole hundredths below 10^10 (String() of a fraction runs V8's shortest-decimal search).
+ * Same text: below 2^49 the shortest decimal that round-trips is h/100's own.
  */
 export function hundredthsText(value: number): string {
   const hundredths = Math.round(value * 100);
@@ -302,7 +273,6 @@ export function hundredthsText(value: number): string {
   return cents % 10 === 0 ? `${whole}.${cents / 10}` : `${whole}.${cents}`;
 }
 
-/** Whether every character of `text` is ASCII (then its UTF-8 length is its length). */
 function isAscii(text: string): boolean {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
   return true;
@@ -324,12 +294,11 @@ function loggerSettings(level: Config['logLevel']): pino.LoggerOptions {
   };
 }
 
-/** The one line written when an answer has been sent (`route`: its pattern); the request's logger adds its `reqId`. */
+/** The one line written once an answer is sent (`route`: its pattern); the request's logger adds `reqId`. */
 export function logResponse(request: FastifyRequest, reply: FastifyReply, route: string | undefined): void {
   const log = request.log;
   if (!logsAt(log, 'info')) return;
-  // Every field is safe as it stands: the pattern, the method Node parsed, the path without its query and with anything
-  // shaped like a key redacted (loggablePath), numbers, and this server's own failure code.
+  // Every field is safe as it stands: the pattern, Node's method, the redacted path without query, numbers, our own code.
   const fields: AnswerFields = {
     method: request.method,
     route: route ?? 'unmatched',

@@ -1,8 +1,5 @@
-// Compressed answers for the few bodies worth it (the timezone list, the OpenAPI document, the docs page's assets): each
-// compressed once, when first asked for, and kept; never compressed per request. Everything else is small and goes as is.
-//
-// Done here rather than through @fastify/compress: that plugin compresses every answer again on every request (the
-// Swagger UI bundle too, on a route no rate budget covers), and adds a hook to every route it covers.
+// Compressed answers for the few bodies worth it (timezones, the OpenAPI document, docs assets): each compressed once and
+// kept. Not @fastify/compress: it compresses every answer again on every request, and hooks every route.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify';
 import { readFile } from 'node:fs/promises';
@@ -15,19 +12,16 @@ export type Coding = 'br' | 'gzip' | 'identity';
 
 type Bodies = Readonly<Record<Coding, Buffer>>;
 
-/** One body in every coding, with a strong validator per coding (RFC 9110 §8.8.3: each is a different representation). */
+/** A strong validator per coding (RFC 9110 §8.8.3: each is a different representation). */
 export interface Precompressed {
   readonly bodies: Bodies;
   readonly etags: Readonly<Record<Coding, string>>;
 }
 
-/** Below this, compression saves less than it costs the client to undo; such bodies are kept only as they are. */
+/** Below this, compression saves less than the client spends undoing it. */
 export const COMPRESS_AT_LEAST_BYTES = 1024;
 
-/**
- * Brotli's best (11) for bodies up to 256 KB; above that 9, a little larger but many times quicker on the Swagger UI
- * bundle (docs/operations.md#smaller-measured-choices).
- */
+/** Brotli 11 up to 256 KB, then 9: much quicker on the Swagger UI bundle (docs/operations.md#smaller-measured-choices). */
 function brotliParams(size: number): Record<number, number> {
   return { [constants.BROTLI_PARAM_QUALITY]: size <= 256 * 1024 ? 11 : 9, [constants.BROTLI_PARAM_SIZE_HINT]: size };
 }
@@ -48,15 +42,11 @@ export function precompress(body: Buffer, etag?: string): Precompressed {
   };
 }
 
-/** True when a body in `coding` differs from the plain one (it was worth compressing). */
 function isCompressed(bodies: Bodies, coding: Coding): boolean {
   return coding !== 'identity' && bodies[coding] !== bodies.identity;
 }
 
-/**
- * The coding to answer with, from an Accept-Encoding header (RFC 9110 §12.5.3): the acceptable one with the highest q,
- * brotli before gzip on a tie, identity unless the client refused it and everything else.
- */
+/** RFC 9110 §12.5.3: highest q, brotli before gzip on a tie, identity unless refused along with everything else. */
 export function negotiateCoding(acceptEncoding: string | undefined): Coding {
   if (acceptEncoding === undefined || acceptEncoding === '') return 'identity';
   const q: Partial<Record<string, number>> = {};
@@ -75,10 +65,7 @@ export function negotiateCoding(acceptEncoding: string | undefined): Coding {
   return 'identity';
 }
 
-/**
- * Answers with `body` in the coding the client prefers, its validator, and `Vary: Accept-Encoding`; a bodiless 304 when
- * If-None-Match names the body in any coding (the content is the same).
- */
+/** With `Vary: Accept-Encoding`; a 304 when If-None-Match names the body in any coding (the content is the same). */
 export function sendPrecompressed(request: FastifyRequest, reply: FastifyReply, body: Precompressed, contentType: string): FastifyReply {
   const coding = negotiateCoding(request.headers['accept-encoding']);
   reply.header('Vary', 'Accept-Encoding').header('ETag', body.etags[coding]);
@@ -95,16 +82,14 @@ const brotliAsync = promisify(brotliCompress);
 const CODING_SUFFIX = /-(?:gzip|br)"/g;
 
 /**
- * Hooks for static files served from `root` at `urlPrefix` (the docs page's assets, 1.6 MB of Swagger UI): each file is
- * compressed once, in the background on Node's thread pool when first asked for, and sent as it is until then; never
- * compressed on the request's thread. The file server's own validator gets the coding as a suffix, which `onRequest`
- * takes off an If-None-Match again, so a cached compressed copy revalidates with a 304.
+ * Static files compressed once, in the background on the thread pool, sent as they are until then. The file server's
+ * validator gets the coding as a suffix, taken off If-None-Match again, so a cached compressed copy revalidates with 304.
  */
 export function precompressedFiles(root: string, urlPrefix: string): { onRequest: onRequestHookHandler; onSend: onSendHookHandler } {
   const files = new Map<string, Promise<Bodies | null>>();
   const settled = new Map<string, Bodies | null>();
 
-  /** The file in every coding once compressed; null when not worth it (or unreadable); undefined while it is being made. */
+  /** Null when not worth it (or unreadable); undefined while being made. */
   function compressed(name: string): Bodies | null | undefined {
     if (!files.has(name)) {
       const work = readFile(join(root, name))

@@ -15,7 +15,7 @@ import { webhookOperations } from '../../webhooks/webhook-openapi.ts';
 
 export interface OpenApiOptions {
   readonly environment: KeyEnvironment;
-  /** Where the sandbox answers (SANDBOX_URL), listed as a second server in the live document; null lists none. */
+  /** SANDBOX_URL, listed as a second server in the live document; null lists none. */
   readonly sandboxUrl: string | null;
   readonly version: string;
 }
@@ -28,18 +28,15 @@ answer 403 premium_required. POST bodies are form-encoded (curl -d) or JSON obje
 message; the codes each status can carry are enumerated in its schema. GET /user and GET /settings carry an ETag (If-None-Match:
 304); their POSTs take If-Match (412 when the account changed since) and an Idempotency-Key (a repeat gets the first answer again).`;
 
-// Swagger UI draws its logo as an SVG with an inline <style> (swagger-api/swagger-ui#10655); allow exactly that one by its hash.
-// If an upgrade changes it, test/e2e/docs-page.test.ts fails with the new hash in Chromium's message.
+// Swagger UI's logo has an inline <style> (swagger-api/swagger-ui#10655): allowed by its hash alone; test/e2e/docs-page.test.ts
+// fails with the new hash if an upgrade changes it.
 const SWAGGER_LOGO_STYLE = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w=';
 
 type ResponseObject = { headers?: Record<string, unknown> };
 type OperationObject = { responses: Record<string, ResponseObject> };
 type Document = { paths: Record<string, Record<string, OperationObject>>; components: Record<string, unknown> };
 
-/**
- * Replaces each response header that @fastify/swagger rendered inline with a $ref to components/headers, adds the headers
- * every answer of this server carries (X-Environment on the sandbox), and lists under components/headers exactly those used.
- */
+/** Inline response headers become components/headers $refs, with every answer's own (X-Environment); only those used listed. */
 function referenceHeaders(document: Document, everyAnswer: readonly ResponseHeader[]): Document {
   const used = new Set<ResponseHeader>();
   for (const [path, operations] of Object.entries(document.paths)) {
@@ -60,16 +57,13 @@ function referenceHeaders(document: Document, everyAnswer: readonly ResponseHead
   return { ...document, components: { ...document.components, headers } };
 }
 
-// Where @fastify/swagger-ui keeps the files it serves under /docs/static/.
 const SWAGGER_UI_STATIC = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui/package.json')), 'static');
 
 export const openApi = fp(
   async function openApi(app: FastifyInstance, options: OpenApiOptions) {
-    // Shared by the routes' serialisers and the document, which lists each under components/schemas by its $id.
     for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
     const sandbox = options.environment === 'sandbox';
-    // Relative: whatever address the reader used. The sandbox only where the operator named it (SANDBOX_URL); the sandbox's
-    // own document names no live server, where its keys are refused anyway.
+    // Relative: whatever address the reader used. The sandbox's document names no live server (its keys are refused there).
     const servers = [
       { url: '/', description: sandbox ? 'This sandbox' : 'This server' },
       ...(!sandbox && options.sandboxUrl !== null
@@ -97,7 +91,7 @@ export const openApi = fp(
       },
       // Health, metrics and the docs themselves are not part of the API.
       hideUntagged: true,
-      // Components are named by their $id (@fastify/swagger's default would be def-0, def-1...).
+    // Components named by $id, not def-0, def-1...
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
       transform: ({ schema, url, route }) => {
         const premium = route.config?.access === 'premium';
@@ -118,12 +112,11 @@ export const openApi = fp(
       docs.addHook('onSend', assets.onSend);
       await docs.register(swaggerUi, {
         routePrefix: '/docs',
-        // Its own logo, read here at once: left to the plugin, one asynchronous read started libuv's pool of four threads
-        // at start, for nothing else.
+        // Read here at once: the plugin's async read started libuv's thread pool at start for nothing else.
         logo: { type: 'image/svg+xml', content: readFileSync(join(SWAGGER_UI_STATIC, 'logo.svg')) },
         uiConfig: { tryItOutEnabled: true, persistAuthorization: false, displayRequestDuration: true },
         staticCSP: true,
-        // Served over plain HTTP on private networks too: upgrading the page's own calls to https would break them.
+        // Also plain HTTP on private networks: upgrading the page's calls to https would break them.
         transformStaticCSP: (header) =>
           header.replace(/\s*upgrade-insecure-requests;?/, '').replace("style-src 'self'", `style-src 'self' '${SWAGGER_LOGO_STYLE}'`),
       });

@@ -6,37 +6,26 @@ import { RESPONSE_HEADERS, type ResponseHeader } from './response-headers.ts';
 
 export interface BodyField {
   readonly description: string;
-  /** A value the OpenAPI document shows, and a test sends, as an example. */
   readonly example: string;
-  /**
-   * Lengths in Unicode code points that a domain rule checks and answers with its own code (invalid_name...). The document
-   * shows them as minLength/maxLength, which JSON Schema also counts in code points; the validated schema leaves them out,
-   * since a schema failure would answer invalid_parameter before the rule could.
-   */
+  /** Code-point lengths a domain rule checks with its own code: documented only, or a schema failure would answer first. */
   readonly codePoints?: { readonly min: number; readonly max: number };
 }
 
-/** Where a validated body schema keeps the one the OpenAPI document shows instead (src/http/wire/openapi.ts reads it). */
+/** The body schema the OpenAPI document shows instead of the validated one (openapi.ts reads it). */
 export const DOCUMENTED_BODY = Symbol('the body schema the OpenAPI document shows');
 
-/** Where a route's schema keeps what the document shows but Fastify does not check (src/http/wire/openapi.ts reads it). */
 export const DOCUMENTED_ONLY = Symbol('schema parts the OpenAPI document shows, unchecked');
 
-/**
- * Request headers a handler reads for itself (If-None-Match), for the document only: a Fastify `headers` schema would add
- * a validation to every request of the route for a value that is always a string anyway.
- */
+/** For the document only: a Fastify `headers` schema would validate every request for a value that is always a string. */
 export function documentedHeaders(descriptions: Readonly<Record<string, string>>) {
   const properties = Object.fromEntries(Object.entries(descriptions).map(([name, description]) => [name, { type: 'string', description }]));
   return { [DOCUMENTED_ONLY]: { headers: { type: 'object', properties } } };
 }
 
-/** The request headers of GET /user and /settings. */
 export const CONDITIONAL_READ_HEADERS = documentedHeaders({
   'If-None-Match': 'The ETag of the answer the client holds: a bodiless 304 while it is current',
 });
 
-/** The request headers of POST /user and /settings (docs/api.md, Idempotent writes and Conditional requests). */
 export const CONDITIONAL_WRITE_HEADERS = documentedHeaders({
   'If-Match':
     'The ETag of the version the client read (from GET or a previous POST), or *: the write is made only over that version, ' +
@@ -61,13 +50,12 @@ function bodySchema(fields: Readonly<Record<string, BodyField>>, documented: boo
   } as const;
 }
 
-/** A body of named string parameters, all required, nothing else accepted (form or JSON alike). */
+/** Named string parameters, all required, nothing else accepted (form or JSON alike). */
 export function bodyOf(fields: Readonly<Record<string, BodyField>>) {
   return { ...bodySchema(fields, false), [DOCUMENTED_BODY]: bodySchema(fields, true) };
 }
 
-// Shared schemas, added to the app by src/http/wire/openapi.ts: the serialisers resolve `$ref: 'Name#'`, and the document lists each
-// under components/schemas by its $id.
+// Shared schemas (added by openapi.ts): serialisers resolve `$ref: 'Name#'`; the document lists each by $id.
 
 const ref = <Id extends string>(id: Id) => ({ $ref: `${id}#` }) as const;
 
@@ -97,7 +85,6 @@ const timezonesMeta = recordSchema(
   { closed: true },
 );
 
-/** The success envelope around one kind of `data`. */
 function successEnvelope(id: string, description: string, data: object, meta: object = ref('EmptyMeta')) {
   return successEnvelopeSchema(id, `The success envelope of ${description}: status "success", no messages, the payload in data`, data, meta);
 }
@@ -122,13 +109,9 @@ export const SHARED_SCHEMAS: readonly { readonly $id: string }[] = [
 
 type SuccessEnvelopeId = 'HelloEnvelope' | 'UserEnvelope' | 'SettingsEnvelope' | 'TimezonesEnvelope';
 
-// Response headers, by the statuses that carry them. src/http/wire/openapi.ts turns each into a $ref to components/headers.
+// Response headers by the statuses that carry them (openapi.ts turns each into a components/headers $ref).
 
-/**
- * Answered before any route runs: a wrong method (405), a request that did not arrive whole or in time (408), headers too
- * large (431). They carry X-Request-Id (and the sandbox's X-Environment), never a route's own headers.
- */
-// Answered before the route's own hooks or any budget: the framing checks (417, 501), and what never reached a route.
+// Answered before any route, hook or budget (405, 408, 417, 431, 501): X-Request-Id only, never a route's own headers.
 const BEFORE_ROUTE: ReadonlySet<number> = new Set([405, 408, 417, 431, 501]);
 const RATE_LIMIT: readonly ResponseHeader[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
 const BY_STATUS: Readonly<Partial<Record<FailureStatus, readonly ResponseHeader[]>>> = {
@@ -138,14 +121,13 @@ const BY_STATUS: Readonly<Partial<Record<FailureStatus, readonly ResponseHeader[
   503: ['Retry-After'],
 };
 
-/** The headers an answer with this status carries. A 401 has spent no budget (the failed attempt's 429 has its own). */
+/** A 401 has spent no budget (the failed attempt's 429 has its own). */
 function headersFor(status: number, extra: readonly ResponseHeader[] = []): readonly ResponseHeader[] {
-  // Answers that authenticated a key (those past the budgets) say when it expires, once that is less than 7 days away.
   const limits: readonly ResponseHeader[] = BEFORE_ROUTE.has(status) || status === 401 ? [] : [...RATE_LIMIT, 'API-Key-Expires'];
   return ['X-Request-Id', ...limits, ...(BY_STATUS[status as FailureStatus] ?? []), ...extra];
 }
 
-/** Headers by name, in the form @fastify/swagger renders (a schema with its description). */
+/** In the form @fastify/swagger renders. */
 function headerSchemas(headers: readonly ResponseHeader[]): Record<string, object> {
   return Object.fromEntries(headers.map((name) => [name, { description: RESPONSE_HEADERS[name].description, ...RESPONSE_HEADERS[name].schema }]));
 }
@@ -155,17 +137,14 @@ interface Answer {
   readonly headers: Readonly<Record<string, object>>;
 }
 
-/** A response: its schema, its description and its headers. */
 function answer(schema: object, description: string, headers: readonly ResponseHeader[]): Answer {
   return { ...schema, description, headers: headerSchemas(headers) };
 }
 
-/** The 200 answer: one of the success envelopes, with any headers of the route's own (ETag...). */
 export function successOf(envelope: SuccessEnvelopeId, description: string, headers: readonly ResponseHeader[] = []) {
   return answer(ref(envelope), description, headersFor(200, headers));
 }
 
-/** A bodiless answer (304 Not Modified). */
 export function bodilessOf(status: number, description: string, headers: readonly ResponseHeader[] = []) {
   return answer({ type: 'null' }, description, headersFor(status, headers));
 }
@@ -181,24 +160,20 @@ export interface FailureOptions {
   readonly conditionalWrite?: boolean;
 }
 
-/** Every failure the operation can answer, each status's codes enumerated in its shared schema. */
 export function failuresFor(options: FailureOptions) {
   const { premium, updatesAccount, conditionalWrite, body } = options;
   const written = conditionalWrite;
   const statuses = possibleStatuses<FailureStatus>({ 403: premium, 404: updatesAccount, 409: written, 412: written, 413: body, 415: body, 422: written });
   return Object.fromEntries(
     statuses.map((status) => {
-      // On an operation's own path, a 404 can only mean that its account went away.
       const description = status === 404 ? 'The account was deleted while this request ran (account_not_found).' : FAILURE_DESCRIPTIONS[status];
       return [status, answer(ref(`Failure${status}`), description, headersFor(status))];
     }),
   );
 }
 
-/** The statuses of a write's answers that an Idempotency-Key keeps, and replays with Idempotent-Replayed: true. */
 const KEPT_STATUSES: ReadonlySet<string> = new Set(['200', '400', '404', '412']);
 
-/** Marks the answers an Idempotency-Key replays as carrying Idempotent-Replayed (when replayed). */
 export function withReplayedAnswers(responses: Readonly<Record<string, Answer>>): Record<string, Answer> {
   return Object.fromEntries(
     Object.entries(responses).map(([status, response]) =>
@@ -207,7 +182,7 @@ export function withReplayedAnswers(responses: Readonly<Record<string, Answer>>)
   );
 }
 
-/** Adds headers that a route's own hooks set (the alias's Deprecation and Link) to each of its answers that reached the route. */
+/** Headers a route's own hooks set (the alias's Deprecation and Link), on each answer that reached the route. */
 export function withRouteHeaders(responses: Readonly<Record<string, Answer>>, headers: readonly ResponseHeader[]): Record<string, Answer> {
   return Object.fromEntries(
     Object.entries(responses).map(([status, response]) =>
@@ -216,10 +191,8 @@ export function withRouteHeaders(responses: Readonly<Record<string, Answer>>, he
   );
 }
 
-/** Both media types a body may come in; the OpenAPI document lists each. */
 export const BODY_MEDIA_TYPES = ['application/x-www-form-urlencoded', 'application/json'];
 
 type SecurityRequirement = { readonly [scheme: string]: readonly string[] };
 export const PREMIUM_SECURITY: readonly SecurityRequirement[] = [{ basicAuth: [] }];
-/** Public routes take no credentials, or Basic credentials that are then checked. */
 export const OPTIONAL_SECURITY: readonly SecurityRequirement[] = [{}, { basicAuth: [] }];

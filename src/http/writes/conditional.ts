@@ -5,25 +5,17 @@ import type { Account } from '../../store/store.ts';
 import { success, type SuccessEnvelope } from '../wire/envelope.ts';
 import { matchesEtag } from '../wire/etag.ts';
 
-/**
- * A strong validator of an answer's data: it changes exactly when the data would, and names the same data alike on every
- * instance. Strong, because If-Match compares strongly (RFC 9110 §13.1.1) and these answers are never sent compressed.
- */
+/** Strong, as If-Match compares strongly (RFC 9110 §13.1.1) and these answers are never compressed; alike on every instance. */
 export function entityTag(data: unknown): string {
   return `"${createHash('sha256').update(JSON.stringify(data)).digest('base64url').slice(0, 27)}"`;
 }
 
-/** An answer's data and the ETag naming it. */
 export interface Tagged<T> {
   readonly data: T;
   readonly etag: string;
 }
 
-/**
- * One view of accounts (what GET /user shows, say) with its ETag. The tag is remembered per Account object: accounts are
- * immutable values, and the credential cache hands the same object to every request until the account changes, so a GET
- * hashes an account once rather than on every request.
- */
+/** Remembered per Account object: accounts are immutable and the credential cache shares them, so each is hashed once. */
 export function taggedView<T>(view: (account: Account) => T): (account: Account) => Tagged<T> {
   const tags = new WeakMap<Account, string>();
   return (account) => {
@@ -37,10 +29,10 @@ export function taggedView<T>(view: (account: Account) => T): (account: Account)
   };
 }
 
-/** One element of a list: empty, or an entity-tag (optional W/, then a quoted opaque tag, which may itself hold commas). */
+/** Empty, or an entity-tag (optional W/, then a quoted opaque tag, which may hold commas). */
 const LIST_ELEMENT = String.raw`[ \t]*(?:(W\/)?"([\x21\x23-\x7e\x80-\xff]*)")?[ \t]*(?:,|$)`;
 
-/** The entity-tags of an If-Match list, or null when the field is not one (RFC 9110 §13.1.1 and §5.6.1). */
+/** Null when the field is not a list (RFC 9110 §13.1.1 and §5.6.1). */
 function parseTags(field: string): { readonly weak: boolean; readonly opaque: string }[] | null {
   const tags: { weak: boolean; opaque: string }[] = [];
   const element = new RegExp(LIST_ELEMENT, 'y');
@@ -54,9 +46,8 @@ function parseTags(field: string): { readonly weak: boolean; readonly opaque: st
 }
 
 /**
- * Whether If-Match lets a write go ahead over the current version: `*` always (the account exists, or the write fails anyway),
- * else when it names the current tag by strong comparison; a weak tag never matches. A field that is neither `*` nor a list
- * of entity-tags names no version, so it never matches either: the write is refused (412), never made blindly.
+ * `*` always; else the current tag by strong comparison (weak never matches). A field naming no version never matches:
+ * refused (412), never written blindly.
  */
 export function ifMatchHolds(ifMatch: string, currentTag: string): boolean {
   if (ifMatch.trim() === '*') return true;
@@ -65,10 +56,8 @@ export function ifMatchHolds(ifMatch: string, currentTag: string): boolean {
 }
 
 /**
- * Answers a GET with `data` and its ETag, or a bodiless 304 when If-None-Match names it. Cache-Control stays no-store (the
- * answer is account data, which no shared or browser cache should keep): the client that keeps it keeps its ETag too.
- * For synchronous handlers: the 304 is sent here and undefined returned, as Fastify wants of a handler that is not async
- * (returning the reply would have it sent a second time).
+ * `data` with its ETag, or a 304. Cache-Control stays no-store (account data). The 304 is sent here and undefined returned,
+ * as Fastify wants of a sync handler (returning the reply would send it twice).
  */
 export function answerConditionally<T>(request: FastifyRequest, reply: FastifyReply, answer: Tagged<T>): SuccessEnvelope<T> | undefined {
   reply.header('ETag', answer.etag);

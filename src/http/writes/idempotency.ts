@@ -1,42 +1,32 @@
-// Idempotency-Key on the public POST /user and /settings and on every admin write: claims the key before the handler runs,
-// replays a kept answer, keeps the answer.
+// Idempotency-Key on the public writes and every admin write: claims the key before the handler, replays or keeps the answer.
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { idempotencyKeyInUse } from '../../store/store-errors.ts';
 import type { HeldIdempotencyKey, IdempotencyOwner, IdempotencyStore, StoredAnswer } from '../../store/store.ts';
 import { HttpError } from '../failures/http-error.ts';
 
-/** How long a key is kept, answered or not: the same key within it gets the first answer again. */
+/** The same key within it gets the first answer again. */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
-/**
- * How long a claim holds while its request runs. Past it another request with the key may take it over (its first holder
- * crashed, say); the first then finds the key no longer its own and writes nothing (409). Longer than any request runs.
- */
+/** Past it another request may take the key over (a crashed holder); the first then writes nothing (409). */
 export const IDEMPOTENCY_LEASE_MS = 30_000;
 
-/** 1 to 255 printable ASCII characters, spaces included (RFC 9110 trims those around a field value). */
+/** Printable ASCII, spaces included (RFC 9110 trims those around a field value). */
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 
-/** Statuses whose answer is the request's own result and is replayed; any other gives the key up, so a retry runs again. */
+/** The request's own result, replayed; any other status gives the key up, so a retry runs again. */
 function kept(status: number): boolean {
   return status < 500 && status !== 408 && status !== 409 && status !== 429;
 }
 
-/** The headers kept with an answer and replayed; all others (X-Request-Id, rate limits...) are the new request's own. */
+/** All other headers (X-Request-Id, rate limits...) are the new request's own. */
 export const REPLAYED_HEADERS = ['content-type', 'etag'] as const;
 
-/**
- * The request as the key must find it again: method, path, the body's parameters in any order and either encoding, and
- * If-Match (a write over another version is another request).
- */
+/** Method, path, parameters in any order and encoding, and If-Match (a write over another version is another request). */
 export function fingerprintOf(request: FastifyRequest): string {
   return fingerprint(request.method, pathOf(request), request.headers['if-match'], (request.body ?? {}) as object);
 }
 
-/**
- * The route's pattern as the pipeline recorded it when the route was added (request.routeOptions builds an object per read),
- * with the path's parameters as read put in: rolling key A is not rolling key B. A path without parameters is its pattern.
- */
+/** The recorded pattern (routeOptions builds an object per read) with its parameters put in: rolling key A is not key B. */
 function pathOf(request: FastifyRequest): string {
   const pattern = request.routeFacts?.url;
   if (pattern === undefined) return request.url;
@@ -70,30 +60,28 @@ function keyReused(): HttpError {
 }
 
 export interface IdempotentWrites {
-  /** preHandler: claims the request's key, or answers at once (a replay, 409, 422); nothing without the header. */
+  /** preHandler: claims the key, or answers at once (a replay, 409, 422); nothing without the header. */
   claim(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined>;
-  /** The key this request holds while its handler runs, for the store to complete with the write; undefined without one. */
+  /** For the store to complete with the write; undefined without one. */
   held(request: FastifyRequest): HeldIdempotencyKey | undefined;
-  /** The handler's write recorded the answer with itself: nothing is left to keep. */
   completed(request: FastifyRequest): void;
-  /** onSend: keeps an answer the write did not record (a 400, a 412...), or gives the key up (a 5xx), so a retry behaves. */
+  /** onSend: keeps an answer the write did not record (400, 412...), or gives the key up (5xx), so a retry behaves. */
   settle(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown>;
 }
 
-/** Keeps a kept answer's body unreadable at rest: sealed before it is stored, opened again before it is replayed. */
+/** Sealed before storing, opened before replaying: kept bodies are unreadable at rest. */
 export interface AnswerSealing {
   seal(request: FastifyRequest, key: string, body: Uint8Array): Uint8Array;
-  /** Throws when the body cannot be opened (it was not sealed for this request's credential and key). */
+  /** Throws when not sealed for this request's credential and key. */
   open(request: FastifyRequest, key: string, body: Uint8Array): Uint8Array;
 }
 
 export interface IdempotentWritesOptions {
   readonly store: IdempotencyStore;
-  /** For answers that hold secrets (the admin port's issued keys); none: bodies are stored as sent. */
+  /** For answers holding secrets (the admin port's issued keys). */
   readonly sealing?: AnswerSealing;
-  /** Whose keys the requests use: the calling account's by default; the admin port's, the admin token's. */
+  /** The calling account by default; on the admin port, the admin token. */
   readonly ownerOf?: (request: FastifyRequest) => IdempotencyOwner;
-  /** Tests shorten them. */
   readonly leaseMs?: number;
   readonly ttlMs?: number;
 }
@@ -103,7 +91,7 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
   const leaseMs = options.leaseMs ?? IDEMPOTENCY_LEASE_MS;
   const ttlMs = options.ttlMs ?? IDEMPOTENCY_KEY_TTL_MS;
   const ownerOf = options.ownerOf ?? ((request: FastifyRequest): IdempotencyOwner => ({ accountId: request.caller!.id }));
-  // Per app, never per process: the requests holding a key while their handler runs.
+  // Per app, never per process.
   const holding = new WeakMap<FastifyRequest, HeldIdempotencyKey>();
 
   return {
@@ -151,7 +139,6 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
   };
 }
 
-/** The answer as kept: its status, the replayed headers it carries, its body byte for byte. */
 export function answerOf(reply: FastifyReply, body: Uint8Array): StoredAnswer {
   const headers: Record<string, string> = {};
   for (const name of REPLAYED_HEADERS) {

@@ -1,5 +1,5 @@
-// Accounts in PostgreSQL: made (with a first key), found, paged, changed and deleted, each change with its audit entry, webhook
-// event and idempotent answer in one transaction, or one statement where that saves round trips on the public POSTs.
+// Accounts in PostgreSQL: each change with its audit entry, webhook event and idempotent answer in one transaction, or in
+// one statement where that saves round trips on the public POSTs.
 import { newEventId } from '../../domain/webhooks/events.ts';
 import { accountCreated, accountDeleted, keyCreated } from '../audit/audit-changes.ts';
 import { AUDIT_ENTRY_OF_UPDATE, auditChange, insertAudited } from '../audit/postgres.ts';
@@ -19,7 +19,6 @@ import { POSTGRES_VALUES } from '../postgres/query.ts';
 
 const BY_USERNAME = 'lower(username) = lower($1)';
 
-/** Both unique constraints an account with its key can break, as the store's own failures. */
 function createFailure(error: unknown, account: NewAccount, key?: NewApiKey): unknown {
   const broken = brokenConstraint(error);
   if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'accounts_username_unique') return usernameTaken(account.username);
@@ -103,7 +102,7 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
     return this.#setPremium('id = $1', accountId, premium, audit, accountGone);
   }
 
-  /** The row is locked while its old value is read, so the entry's old value is the one this update replaced. */
+  /** Locked while its old value is read, so the entry's old value is the one replaced. */
   #setPremium(where: string, which: unknown, premium: boolean, audit: AuditActor | undefined, missing: () => Error): Promise<Account> {
     return this.engine.transaction(async (query) => {
       const [before] = await query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE ${where} FOR UPDATE`, [which]);
@@ -143,10 +142,8 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
   }
 
   /**
-   * One UPDATE that sets one column: the row lock serialises concurrent writers, and neither overwrites the other's column.
-   * With an actor alone, still one statement (one round trip on the public POSTs): the row's old value is read under that
-   * lock and the audit entry inserted by the same statement, only when the value changed, its webhook event too
-   * (AUDIT_ENTRY_OF_UPDATE, WEBHOOK_EVENT_OF_UPDATE). With a condition (If-Match) or an idempotency key, a transaction (see #updateChecked).
+   * One UPDATE of one column: the row lock serialises writers. With an actor alone still one statement (old value read under
+   * the lock, audit entry and webhook event inserted only on a change); with If-Match or an idempotency key, #updateChecked.
    */
   async #updateAccount(
     accountId: number,
@@ -179,10 +176,7 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
     return toAccount(row, POSTGRES_VALUES);
   }
 
-  /**
-   * The row lock taken first holds off every other writer of the account until the condition, the update, its audit entry
-   * and the recorded answer are committed together; a failed condition rolls back before anything is written.
-   */
+  /** The row lock first holds off other writers until condition, update, audit entry and answer commit together. */
   #updateChecked(accountId: number, column: 'name' | 'timezone', value: string, audit: AuditActor | undefined, options: AccountUpdateOptions): Promise<Account> {
     return this.engine.transaction(async (query) => {
       const [current] = await query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1 FOR UPDATE`, [accountId]);

@@ -1,8 +1,7 @@
 // A store whose changes to what a key check answers are announced (credential-versions.ts) once committed, before they return.
 //
-// Every face's writes pass through the store they are given (operations take it as their first argument), so wrapping it
-// where the ports and the CLI are built covers the public routes, the admin API, the CLI and any later caller at once.
-// Authentication is handed the engine itself: its reads never pay this wrapper's frame.
+// Wrapping the store where the ports and the CLI are built covers every face at once; authentication gets the engine itself,
+// so its reads never pay this wrapper's frame.
 import type { Config } from '../../config.ts';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -12,7 +11,7 @@ import type { CredentialAnnouncer } from './credential-versions.ts';
 
 type Method = (...args: never[]) => unknown;
 
-// Every other Store method is an own property made in the constructor: declared here for the type checker.
+// Every other method is an own property made in the constructor.
 export interface AnnouncingStore extends Store {}
 
 export class AnnouncingStore {
@@ -26,7 +25,7 @@ export class AnnouncingStore {
     this.environment = store.environment;
     this.#store = store;
     this.#announcer = announcer;
-    // Looked up at each call, not once: a ConnectingStore replaces its methods when the database first answers.
+    // Looked up per call: a ConnectingStore replaces its methods when the database first answers.
     defineForwarders(this, store, (method: StoreMethod) => (...args: never[]) => (store[method] as Method)(...args));
   }
 
@@ -35,7 +34,7 @@ export class AnnouncingStore {
     try {
       await this.#announcer.credentialsChanged(username(result));
     } catch (error) {
-      // Not acknowledged as if every instance knew: the caller hears it, and doing it again (a no-op change) announces again.
+      // The caller hears it; repeating the change announces again.
       throw new DomainError(
         'unavailable',
         'credentials_not_announced',
@@ -51,7 +50,7 @@ export class AnnouncingStore {
     return this.#announced(this.#store.revokeKey(keyId, audit), (key) => key.username);
   }
 
-  /** The old key's expiry changes (the end of its overlap): its cached copy must be read again. */
+  /** The old key's expiry changes: its cached copy must be read again. */
   rollKey(keyId: string, successor: NewApiKey, oldExpiresAt: Date, audit?: AuditActor): Promise<RolledKey> {
     return this.#announced(this.#store.rollKey(keyId, successor, oldExpiresAt, audit), (rolled) => rolled.old.username);
   }
@@ -68,7 +67,7 @@ export class AnnouncingStore {
     return this.#announced(this.#store.updatePremium(accountId, premium, audit), (account) => account.username);
   }
 
-  // A cached credential carries its account, which GET /user answers: its name and timezone are announced too.
+  // A cached credential carries its account, which GET /user answers.
   updateName(accountId: number, name: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account> {
     return this.#announced(this.#store.updateName(accountId, name, audit, options), (account) => account.username);
   }
@@ -78,10 +77,7 @@ export class AnnouncingStore {
   }
 }
 
-/**
- * The store the faces change credentials through: announcing on PostgreSQL (where instances with Redis cache credentials),
- * `store` itself on SQLite, which never caches across processes by version (its own cache sees every commit).
- */
+/** Announcing on PostgreSQL (where Redis-backed instances cache by version); `store` itself on SQLite, whose cache sees every commit. */
 export function storeAnnouncingTo(store: Store, announcer: CredentialAnnouncer | null, config: Pick<Config, 'database'>): Store {
   return announcer === null || config.database.engine !== 'postgres' ? store : new AnnouncingStore(store, announcer);
 }

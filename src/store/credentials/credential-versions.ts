@@ -1,16 +1,12 @@
 // The credentials version of an account in Redis: a random token that every change to what a key check answers replaces.
 //
-// Instances that cache credentials (PostgreSQL + Redis, src/http/auth/versioned-credentials.ts) tag each entry with the token
-// read before the row, and trust it only while the token is unchanged. Random tokens, never a counter: a Redis that lost
-// its data, or a key that expired, can never bring an old token back, so either costs a reload and nothing else.
+// Caching instances (versioned-credentials.ts) trust an entry only while the token read before its row is unchanged. Random,
+// never a counter: a Redis that lost its data or an expired key can never bring an old token back.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config.ts';
 
-/**
- * Every Redis key of one account's credentials shares this hash tag, so one script may touch them all on a Redis Cluster.
- * `owner`: the username in lower case (usernames are letters, digits, '.', '_' and '-': no brace can end the tag early).
- */
+/** Shared by every Redis key of one account, so one script may touch them all on a Cluster (usernames hold no brace). */
 export function accountTag(owner: string): string {
   return `{u:${owner}}`;
 }
@@ -19,19 +15,19 @@ export function credentialsVersionKey(prefix: string, owner: string): string {
   return `${prefix}cred:${accountTag(owner)}`;
 }
 
-/** How long a version lives unchanged: twice the cache's max age, so an entry it tagged has aged out before it can go. */
+/** Twice the cache's max age, so an entry it tagged has aged out before it can go. */
 export function versionLifetimeMs(cacheMaxAgeMs: number): number {
-  // A process that caches nothing (max age 0) still announces for those that do: a minute, the default's twice.
+  // A process that caches nothing still announces for those that do.
   return 2 * (cacheMaxAgeMs > 0 ? cacheMaxAgeMs : 30_000);
 }
 
-/** Told after a change that can alter what a key check answers has committed, before the change is acknowledged. */
+/** After the change commits, before it is acknowledged. */
 export interface CredentialAnnouncer {
-  /** `username` in any case. Rejects when the notice could not be given: the caller must not acknowledge silently. */
+  /** Rejects when the notice could not be given: the caller must not acknowledge silently. */
   credentialsChanged(username: string): Promise<void>;
 }
 
-/** With no Redis nobody caches across processes: nothing to tell. */
+/** Without Redis nobody caches across processes. */
 export const silentAnnouncer: CredentialAnnouncer = { credentialsChanged: async () => {} };
 
 export class RedisCredentialAnnouncer implements CredentialAnnouncer {
@@ -51,7 +47,7 @@ export class RedisCredentialAnnouncer implements CredentialAnnouncer {
   }
 }
 
-/** The announcer of a process with Redis: REDIS_KEY_PREFIX names the keys, as the instances' budget scripts do. */
+/** REDIS_KEY_PREFIX names the keys, as the budget scripts do. */
 export function announcerOver(redis: Redis, config: Pick<Config, 'redis' | 'credentialCacheMaxAgeMs'>): CredentialAnnouncer {
   return new RedisCredentialAnnouncer(redis, config.redis?.keyPrefix ?? '', config.credentialCacheMaxAgeMs);
 }

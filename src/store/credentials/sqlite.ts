@@ -1,5 +1,4 @@
-// What authentication reads on SQLite on every request: a key's credential, from the credential cache when no other connection
-// has committed since the last look, and the key's last use, stamped with the next group commit.
+// What authentication reads on SQLite per request: a key's credential (cached until another connection commits) and its last use.
 //
 // Performance trick (the credential lookup per turn). Relies on: the WAL-index read (wal-index-header.ts) and setImmediate
 // running in the turn's check phase, before the next poll. Guarded by: test/unit/store/wal-index-header.test.ts and
@@ -17,36 +16,32 @@ const STAMP_KEY = 'UPDATE api_keys SET last_used_at = ? WHERE key_id = ?';
 
 export class SqliteCredentials implements CredentialStore {
   readonly #engine: SqliteEngine;
-  /** Shared with the accounts and keys parts, whose commits update it; another connection's commit clears it. */
+  /** Shared with the accounts and keys parts; another connection's commit clears it. */
   readonly #credentials: CredentialCache;
   readonly #dataVersion: StatementSync;
   #seenDataVersion: unknown = undefined;
-  /** Null when the cache is off, or the database has no WAL-index header to read: data_version alone then. */
+  /** Null when the cache is off or there is no WAL-index header: data_version alone then. */
   readonly #walIndex: WalIndexHeader | null;
-  /** A look was made in this turn of the event loop: lookups after it wait for #endTurn's (see findCredential). */
   #lookedThisTurn = false;
   #nextLook: Promise<boolean> | null = null;
   #lookDone: ((looked: boolean) => void) | null = null;
 
-  /** Built while the engine is still opening: the first read below may wait for a lock inside SQLite. */
+  /** Built while the engine opens: the first read may wait for a lock inside SQLite. */
   constructor(engine: SqliteEngine, credentials: CredentialCache) {
     this.#engine = engine;
     this.#credentials = credentials;
-    // Changes when any other connection (another worker, the CLI, a person with sqlite3) commits; never for our own.
+    // Changes when another connection commits; never for our own.
     this.#dataVersion = engine.statement('PRAGMA data_version');
     this.#dataVersion.setReturnArrays(true);
-    // After a first read transaction, which makes the -shm file if it is not there yet.
+    // After a first read transaction, which makes the -shm file.
     this.#walIndex = credentials.enabled && this.#dataVersion.get() !== undefined ? WalIndexHeader.open(engine.path) : null;
     engine.onClose(() => this.#walIndex?.release());
   }
 
-  /** Forgets every cached credential if another connection has committed since the last look. */
   #refreshCache(): void {
-    // One read of the WAL-index header: unchanged, nobody has committed since the last look (wal-index-header.ts).
     if (this.#walIndex?.unchanged()) return;
-    // Read before data_version, so a commit landing between the two is either counted by it or moves the header again.
-    // data_version may throw (locked by a recovery in another connection): the header is then not accepted, so the next
-    // look asks again.
+    // Header before data_version, so a commit between the two is counted or moves the header again. If data_version
+    // throws (a recovery elsewhere), the header is not accepted and the next look asks again.
     const version = (this.#dataVersion.get() as unknown as unknown[])[0];
     if (version !== this.#seenDataVersion) {
       this.#credentials.clear();
@@ -56,9 +51,8 @@ export class SqliteCredentials implements CredentialStore {
   }
 
   /**
-   * A look at the WAL-index header answers for every request read before it, so one look serves many: the first lookup of a
-   * turn looks at once and is answered at once (no promise: a server under light load never waits); the lookups after it in
-   * the same turn wait for one more look, made for all of them in the turn's check phase.
+   * One WAL-index look answers for every read before it: a turn's first lookup looks and answers at once (no promise);
+   * later ones in the same turn share one more look in the check phase.
    */
   findCredential(keyId: string): Credential | null | Promise<Credential | null> {
     if (!this.#credentials.enabled) return this.#readCredential(keyId);
@@ -70,7 +64,6 @@ export class SqliteCredentials implements CredentialStore {
     }
     this.#lookedThisTurn = true;
     setImmediate(this.#endTurn);
-    // Answered at once when the cache holds the key and no other connection has committed since: no promise to wait for.
     try {
       this.#refreshCache();
       const cached = this.#credentials.get(keyId);
@@ -81,7 +74,6 @@ export class SqliteCredentials implements CredentialStore {
     return this.#readCredential(keyId);
   }
 
-  /** In the check phase of a turn that looked: one look for every lookup that came after, then they go on. */
   readonly #endTurn = (): void => {
     this.#lookedThisTurn = false;
     const done = this.#lookDone;
@@ -113,7 +105,7 @@ export class SqliteCredentials implements CredentialStore {
         hash: row.secret_hash as Uint8Array,
         revoked: row.revoked_at !== null,
         scope: String(row.scope) as KeyScope,
-        // The expiry, not a verdict: the caller compares it to its clock at every request, so the cache never goes stale on it.
+        // The expiry, not a verdict: compared to the clock at every request, so the cache never goes stale on it.
         expiresAtMs: row.expires_at === null ? null : Date.parse(String(row.expires_at)),
         account: toAccount(row, SQLITE_VALUES),
       };
@@ -123,10 +115,8 @@ export class SqliteCredentials implements CredentialStore {
   }
 
   /**
-   * Queued with the account updates and committed in their next batch (a batch of its own when there is none), so a
-   * request never writes it itself. The promise settles when the stamp is committed, or as soon as the database is found
-   * locked by another connection: the stamp then waits in the queue like any write, and is dropped silently if the lock
-   * outlasts busyTimeoutMs (the key's next use past the touch interval stamps it again).
+   * Committed with the next batch of account updates, never by the request. Settles when committed or when the database is
+   * found locked; a stamp the lock outlasts is dropped (the next use past the touch interval stamps again).
    */
   touchKey(keyId: string, usedAt: Date): Promise<void> {
     return new Promise((succeed, fail) => {

@@ -1,5 +1,4 @@
-// API keys in PostgreSQL: issued, rolled, listed and revoked, each change with its audit entry in one transaction; and the
-// key insert an account's creation makes in its own transaction or statement (insertKey, KEY_OF_NEW_ACCOUNT).
+// API keys in PostgreSQL: issued, rolled, listed and revoked with their audit entries; and a new account's key (insertKey, KEY_OF_NEW_ACCOUNT).
 import { keyCreated, keyRolled, successorExpiry } from '../audit/audit-changes.ts';
 import { auditChange } from '../audit/postgres.ts';
 import type { AuditActor } from '../audit/audit-store.ts';
@@ -15,10 +14,7 @@ import { POSTGRES_VALUES } from '../postgres/query.ts';
 const ACTIVE_KEYS =
   'SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())';
 
-/**
- * The key of createAccountWithKey's one statement, a CTE after the account's own (`a`): the key's foreign key is checked at
- * the statement's end, when the account exists. $5 to $8 are keyOfNewAccountValues.
- */
+/** A CTE after the account's own (`a`): the foreign key is checked at statement end. $5 to $8: keyOfNewAccountValues. */
 export const KEY_OF_NEW_ACCOUNT = `k AS (
            INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, label, created_at)
            SELECT $5, a.id, $6, $7, $8, now() FROM a
@@ -28,14 +24,13 @@ export function keyOfNewAccountValues(key: NewApiKey): unknown[] {
   return [key.keyId, Buffer.from(key.hash), key.displayPrefix, key.label];
 }
 
-/** A taken key id as the store's own failure (key_exists); any other error as it was. */
 export function keyFailure(error: unknown, key: NewApiKey): unknown {
   const broken = brokenConstraint(error);
   if (broken?.state === UNIQUE_VIOLATION && broken.constraint === 'api_keys_pkey') return keyExists(key.keyId);
   return error;
 }
 
-/** Must run in the caller's transaction, which holds the owner's row lock when the count of active keys matters. */
+/** In the caller's transaction, which holds the owner's row lock when the active-key count matters. */
 export async function insertKey(query: Query, accountId: number, key: NewApiKey): Promise<ApiKeyRecord> {
   try {
     const [row] = await query(
@@ -52,7 +47,7 @@ export async function insertKey(query: Query, accountId: number, key: NewApiKey)
   }
 }
 
-/** Under the owner's row lock: of two keys added at once past MAX_ACTIVE_KEYS, one is refused. */
+/** Of two keys added at once past MAX_ACTIVE_KEYS, one is refused. */
 async function assertRoomForKey(query: Query, accountId: unknown, username: string): Promise<void> {
   const [row] = await query(ACTIVE_KEYS, [accountId]);
   if (Number(row!.n) >= MAX_ACTIVE_KEYS) throw tooManyKeys(username, MAX_ACTIVE_KEYS);
@@ -77,11 +72,10 @@ export class PostgresKeys extends PostgresPart implements KeyStore {
 
   rollKey(keyId: string, successor: NewApiKey, oldExpiresAt: Date, audit?: AuditActor): Promise<RolledKey> {
     return this.engine.transaction(async (query) => {
-      // The owner's row lock first, as createKey takes it: the count of active keys below cannot race another key's creation.
+      // The owner's row lock first, as createKey takes it, so the count cannot race a creation.
       const [owner] = await query('SELECT a.id FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.key_id = $1 FOR UPDATE OF a', [keyId]);
       if (owner === undefined) throw keyNotFound(keyId);
-      // Read after the locks are held, so a roll that waited for another sees that one's rolled_into. now() is the
-      // transaction's instant, the successor's created_at too: its lifetime comes out exactly the old key's.
+      // Read after the locks, so a roll that waited sees the other's rolled_into; now() gives the successor the same lifetime.
       const [row] = await query(
         `SELECT ${KEY_COLUMNS}, k.expires_at <= now() AS expired, now() AS now FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_id = $1 FOR UPDATE OF k`,
         [keyId],
@@ -89,12 +83,11 @@ export class PostgresKeys extends PostgresPart implements KeyStore {
       if (row === undefined) throw keyNotFound(keyId);
       const old = toKey(row, POSTGRES_VALUES);
       const now = row.now as Date;
-      // A rolled key is refused first, whatever its state now: every roll that loses a race gets the same answer.
+      // A rolled key is refused first: every roll losing a race gets the same answer.
       if (old.rolledInto !== null) throw keyAlreadyRolled(keyId, old.rolledInto, await keyIn(query, old.rolledInto), now);
       if (old.revokedAt !== null) throw keyInactive(keyId, `was revoked at ${old.revokedAt}`);
       if (row.expired === true) throw keyInactive(keyId, `expired at ${old.expiresAt}`);
-      // Check and set in one statement, besides the row lock: two rolls can never both mark the key.
-      // The overlap never lengthens a key's life: one already due to expire sooner keeps its own time.
+      // Check and set in one statement: two rolls can never both mark the key. The overlap never lengthens a key's life.
       const set = await query(
         'UPDATE api_keys SET expires_at = least(expires_at, $2), rolled_into = $3 WHERE key_id = $1 AND rolled_into IS NULL RETURNING key_id',
         [keyId, oldExpiresAt, successor.keyId],
@@ -126,7 +119,7 @@ export class PostgresKeys extends PostgresPart implements KeyStore {
 
   revokeKey(keyId: string, audit?: AuditActor): Promise<ApiKeyRecord> {
     return this.engine.transaction(async (query) => {
-      // Revoking twice keeps the first time: the record says when the key stopped working, and the trail says it once.
+      // Revoking twice keeps the first time.
       const [before] = await query('SELECT revoked_at FROM api_keys WHERE key_id = $1 FOR UPDATE', [keyId]);
       if (before === undefined) throw keyNotFound(keyId);
       const [row] = await query(

@@ -1,5 +1,5 @@
-// API keys' rows in SQLite: issued (at most MAX_ACTIVE_KEYS open an account), rolled once, listed and revoked, each with its
-// audit entry in the same transaction; a key changed here is dropped from the credential cache once committed.
+// API keys in SQLite: issued (at most MAX_ACTIVE_KEYS), rolled once, listed and revoked with their audit entries; a changed
+// key leaves the credential cache once committed.
 import { keyCreated, keyRolled, successorExpiry } from '../audit/audit-changes.ts';
 import type { AuditActor } from '../audit/audit-store.ts';
 import { auditChange } from '../audit/sqlite.ts';
@@ -11,7 +11,7 @@ import { MAX_ACTIVE_KEYS, type ApiKeyRecord, type KeyScope, type KeyStore, type 
 import { KEY_COLUMNS, toKey } from './key-rows.ts';
 import { SQLITE_VALUES } from '../sqlite/sqlite-engine.ts';
 
-/** Keys that still open the account at `?` (an ISO instant; every stored time is one, so text order is time order). */
+/** At `?`, an ISO instant: stored times are all ISO, so text order is time order. */
 const ACTIVE_KEYS = 'SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)';
 
 function keyById(statement: Prepare, keyId: string): ApiKeyRecord | null {
@@ -19,7 +19,7 @@ function keyById(statement: Prepare, keyId: string): ApiKeyRecord | null {
   return row === undefined ? null : toKey(row as Row, SQLITE_VALUES);
 }
 
-/** Inside the caller's transaction (also an account made with its first key, accounts/sqlite.ts); fails with key_exists. */
+/** Inside the caller's transaction; fails with key_exists. */
 export function insertKey(statement: Prepare, accountId: number, key: NewApiKey, createdAt = new Date()): ApiKeyRecord {
   try {
     statement(
@@ -44,7 +44,6 @@ export function insertKey(statement: Prepare, accountId: number, key: NewApiKey,
   return keyById(statement, key.keyId)!;
 }
 
-/** Inside the transaction that adds a key: refuses the one past MAX_ACTIVE_KEYS. */
 function assertRoomForKey(statement: Prepare, accountId: number, username: string): void {
   const active = Number((statement(ACTIVE_KEYS).get(accountId, new Date().toISOString()) as Row).n);
   if (active >= MAX_ACTIVE_KEYS) throw tooManyKeys(username, MAX_ACTIVE_KEYS);
@@ -52,7 +51,6 @@ function assertRoomForKey(statement: Prepare, accountId: number, username: strin
 
 export class SqliteKeys implements KeyStore {
   readonly #engine: SqliteEngine;
-  /** A rolled or revoked key is dropped from it once committed, so the next request reads it again. */
   readonly #credentials: Pick<CredentialCache, 'keyChanged'>;
 
   constructor(engine: SqliteEngine, credentials: Pick<CredentialCache, 'keyChanged'>) {
@@ -84,16 +82,15 @@ export class SqliteKeys implements KeyStore {
         if (row === undefined) throw keyNotFound(keyId);
         const old = toKey(row, SQLITE_VALUES);
         const accountId = Number(row.account_id);
-        // One instant for the checks, the successor's issue and its expiry, so that its lifetime is exactly the old key's.
+        // One instant, so the successor's lifetime is exactly the old key's.
         const now = new Date();
-        // A rolled key is refused first, whatever its state now: every roll that loses a race gets the same answer.
+        // A rolled key is refused first: every roll losing a race gets the same answer.
         if (old.rolledInto !== null) throw keyAlreadyRolled(keyId, old.rolledInto, keyById(statement, old.rolledInto), now);
         if (old.revokedAt !== null) throw keyInactive(keyId, `was revoked at ${old.revokedAt}`);
         if (old.expiresAt !== null && old.expiresAt <= now.toISOString()) throw keyInactive(keyId, `expired at ${old.expiresAt}`);
-        // The overlap never lengthens a key's life: one already due to expire sooner keeps its own time.
+        // The overlap never lengthens a key's life.
         const expiresAt = old.expiresAt !== null && old.expiresAt < oldExpiresAt.toISOString() ? old.expiresAt : oldExpiresAt.toISOString();
-        // Check and set in one statement: the write lock (BEGIN IMMEDIATE) already excludes every other writer, this
-        // keeps the rule "rolled once" true even if the read above were ever moved out of the transaction.
+        // Check and set in one statement: "rolled once" holds even if the read above ever left the transaction.
         const set = statement('UPDATE api_keys SET expires_at = ?, rolled_into = ? WHERE key_id = ? AND rolled_into IS NULL').run(
           expiresAt,
           successor.keyId,
@@ -133,7 +130,7 @@ export class SqliteKeys implements KeyStore {
     const statement = this.#engine.statement;
     return this.#engine.run(() => {
       const key = this.#engine.transaction(() => {
-        // Revoking twice keeps the first time: the record says when the key stopped working, and the trail says it once.
+        // Revoking twice keeps the first time.
         const revoked = statement('UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL RETURNING account_id').get(
           new Date().toISOString(),
           keyId,

@@ -5,10 +5,9 @@ import { assertNotNewer, loadMigrations, type Migration } from '../migrations.ts
 import { translatePgError } from './pg-errors.ts';
 import { pgDriver } from './pg-driver.ts';
 
-/** Any constant works as long as every build uses the same one; pg_locks lists it (locktype advisory) while a migration runs. */
+/** The same in every build; pg_locks lists it (advisory) while a migration runs. */
 export const MIGRATION_LOCK_KEY = '7263017455301265218';
 
-/** This build's migrations, read from migrations/ beside this file. */
 export function loadPostgresMigrations(): Migration[] {
   return loadMigrations(join(import.meta.dirname, 'migrations'));
 }
@@ -24,12 +23,9 @@ export interface AppliedMigrations {
 }
 
 /**
- * A session-level advisory lock lets exactly one instance apply the migrations while the others wait for it,
- * then find nothing left to do. Each migration commits with its schema_migrations row, so a connection lost
- * half-way leaves the database at the previous version, never between two. The lock lives on a connection of
- * its own, outside the pool and its statement timeout: waiting for the lock, or a long migration, may take a while.
- * `settle`, when given, runs after the last migration in a transaction of its own, still under the lock: what must be decided
- * once per database (its environment) is then decided by one instance at a time. If it throws, its transaction is rolled back.
+ * A session advisory lock lets one instance migrate while others wait, then find nothing to do; each migration commits with
+ * its schema_migrations row. Its own connection, outside the pool's statement timeout. `settle` runs last under the lock,
+ * in its own transaction, for what one instance must decide per database (its environment).
  */
 export async function applyMigrations(
   connection: MigrationConnection,
@@ -41,7 +37,7 @@ export async function applyMigrations(
     connectionTimeoutMillis: connection.connectTimeoutMs,
     application_name: 'account-api migrate',
   });
-  // A lost connection also rejects the query in flight, which is where it is handled; unheard, this event would crash.
+  // A lost connection rejects the query in flight, handled there; unheard, this event would crash.
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -73,7 +69,7 @@ export async function applyMigrations(
   } catch (error) {
     throw translatePgError(error);
   } finally {
-    // Ending the session releases the lock too, should the unlock above have failed.
+    // Ending the session releases the lock too.
     await client.end().catch(() => undefined);
   }
 }

@@ -1,7 +1,7 @@
-// Tells node-postgres failures apart: a lost or refused connection (try again) from a busy engine and from a real fault.
+// Tells node-postgres failures apart: a lost or refused connection (retry), a busy engine, a real fault.
 import { DomainError } from '../../domain/errors.ts';
 
-/** Socket-level errno codes: the engine is down, restarting, or the network between us is. */
+/** The engine is down, restarting, or the network between us is. */
 const SOCKET_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -14,7 +14,7 @@ const SOCKET_CODES = new Set([
   'ENOTFOUND',
 ]);
 
-/** SQLSTATEs outside class 08 that still mean "this connection is gone or could not be had". */
+/** Outside class 08, still "this connection is gone or could not be had". */
 const UNAVAILABLE_SQLSTATES = new Set([
   '57P01', // admin_shutdown: the server is stopping, or pg_terminate_backend
   '57P02', // crash_shutdown: another backend crashed and the server is resetting
@@ -22,7 +22,7 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '53300', // too_many_connections
 ]);
 
-/** SQLSTATEs that are PostgreSQL's "database is busy", as SQLITE_BUSY is SQLite's. */
+/** PostgreSQL's "database is busy", as SQLITE_BUSY is SQLite's. */
 const BUSY_SQLSTATES = new Set([
   '57014', // query_canceled: statement_timeout fired
   '55P03', // lock_not_available
@@ -30,10 +30,7 @@ const BUSY_SQLSTATES = new Set([
   '40P01', // deadlock_detected
 ]);
 
-/**
- * node-postgres and pg-pool report these without a code, so the message is all there is; they are stable across 8.x.
- * 'Connection terminated' covers 'unexpectedly' and 'due to connection timeout' (the pool's).
- */
+/** Reported without a code, stable across 8.x; 'Connection terminated' covers the 'unexpectedly' and timeout variants. */
 const UNAVAILABLE_MESSAGES = [
   /^Connection terminated/,
   /^timeout exceeded when trying to connect$/, // pg-pool: no connection free within connectionTimeoutMillis
@@ -42,7 +39,7 @@ const UNAVAILABLE_MESSAGES = [
   /is not queryable$/,
 ];
 
-/** Looks through `cause` and AggregateError's `errors` (Node reports each address it tried). */
+/** Through `cause` and AggregateError's `errors` (each address Node tried). */
 function someLink(error: unknown, test: (link: { code?: unknown; message?: unknown }) => boolean, depth = 0): boolean {
   if (typeof error !== 'object' || error === null || depth > 5) return false;
   const link = error as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
@@ -51,7 +48,7 @@ function someLink(error: unknown, test: (link: { code?: unknown; message?: unkno
   return Array.isArray(link.errors) && link.errors.some((inner) => someLink(inner, test, depth + 1));
 }
 
-/** True when the failure is about reaching the engine, not about the statement: the same request may succeed later. */
+/** The same request may succeed later. */
 export function isConnectionFailure(error: unknown): boolean {
   return someLink(error, ({ code, message }) => {
     if (typeof code === 'string') {
@@ -67,11 +64,10 @@ function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
-/** The SQLSTATEs brokenConstraint reports, which the parts turn into their own failures (username_taken, key_exists...). */
+/** The parts turn them into their own failures (username_taken, key_exists...). */
 export const UNIQUE_VIOLATION = '23505';
 export const FOREIGN_KEY_VIOLATION = '23503';
 
-/** The unique or foreign-key constraint a statement broke, if that is what failed. */
 export function brokenConstraint(error: unknown): { state: string; constraint: string } | undefined {
   const state = sqlState(error);
   const constraint = (error as { constraint?: unknown } | null)?.constraint;
@@ -79,7 +75,7 @@ export function brokenConstraint(error: unknown): { state: string; constraint: s
   return { state, constraint };
 }
 
-/** Turns engine errors into domain errors, so no caller ever sees PostgreSQL's vocabulary for a retryable failure. */
+/** So no caller ever sees PostgreSQL's vocabulary for a retryable failure. */
 export function translatePgError(error: unknown): unknown {
   if (error instanceof DomainError) return error;
   if (isConnectionFailure(error)) {

@@ -1,31 +1,27 @@
-// The PostgreSQL engine every postgres.ts part runs on: a node-postgres pool, one statement or one transaction at a time,
-// failures translated into the store's own (pg-errors.ts). It names no table: the SQL lives beside each concern's interface.
+// The PostgreSQL engine every postgres.ts part runs on: a node-postgres pool, one statement or transaction at a time,
+// failures translated (pg-errors.ts). It names no table.
 import type pg from 'pg';
 import { isConnectionFailure, translatePgError } from './pg-errors.ts';
 import { pgDriver } from './pg-driver.ts';
 import type { Query, Row } from './query.ts';
 
 export interface PostgresConnectionOptions {
-  /** postgres://user:password@host:port/database */
   readonly url: string;
   readonly poolMax: number;
-  /** How long a call waits for a connection (new or from the pool) before failing with store_unavailable. */
+  /** Waiting for a connection past this fails with store_unavailable. */
   readonly connectTimeoutMs: number;
-  /** PostgreSQL cancels a statement after this long; the client gives up on a silent server a little later. */
+  /** Server-side; the client gives up on a silent server a little later. */
   readonly statementTimeoutMs: number;
-  /** Statements with parameters prepared once per connection (named), then only bound: PostgreSQL plans each once. */
+  /** Named statements, prepared once per connection: PostgreSQL plans each once. */
   readonly preparedStatements?: boolean;
-  /** Told about connections that die while idle in the pool; the pool has already dropped them. */
+  /** Idle connections that die; the pool has already dropped them. */
   readonly onConnectionError?: (error: Error) => void;
 }
 
-/** The client-side timeout only has to catch a server that stopped answering, so the server's own timeout fires first. */
+/** The client timeout only catches a server that stopped answering, so the server's fires first. */
 const CLIENT_TIMEOUT_MARGIN_MS = 1000;
 
-/**
- * A pooled connection while it is checked out. A socket that fails mid-query also emits 'error' on the client, which nobody
- * else listens to then: it marks the connection broken, and release() has the pool discard it rather than reuse it.
- */
+/** A socket failing mid-query emits 'error' on the client, nobody else listens: marked broken, the pool discards it. */
 class Lease {
   broken: Error | undefined;
   readonly client: pg.PoolClient;
@@ -45,11 +41,10 @@ class Lease {
 }
 
 export class PostgresEngine {
-  /** What migrate's own connection (outside the pool) needs: migrate.ts. */
   readonly connection: PostgresConnectionOptions;
   readonly #pool: pg.Pool;
   #closing: Promise<void> | undefined;
-  /** Each statement's name by its text, when statements are prepared; the same text has the same name on every connection. */
+  /** Same text, same name on every connection. */
   readonly #names: Map<string, string> | null;
   readonly #beforeClose: (() => Promise<void>)[] = [];
 
@@ -65,15 +60,11 @@ export class PostgresEngine {
       application_name: 'account-api',
       keepAlive: true,
     });
-    // An idle connection dies when the engine restarts; without a listener that 'error' would crash the process.
-    // The pool has already dropped the connection, and the next call opens a fresh one.
+    // Without a listener, an idle connection dying (engine restart) would crash the process.
     this.#pool.on('error', (error) => options.onConnectionError?.(error));
   }
 
-  /**
-   * One statement on a pooled connection. Unlike pool.query, a constraint violation keeps the connection;
-   * only a connection-level failure discards it. A property, so a part hands it on as a Query with no bind.
-   */
+  /** Unlike pool.query, a constraint violation keeps the connection. A property, so a part hands it on unbound. */
   readonly query: Query = async (text, values = []) => {
     const lease = await this.#lease();
     try {
@@ -87,7 +78,7 @@ export class PostgresEngine {
     }
   };
 
-  /** One statement whose rows are not wanted (a DELETE of a batch): answers how many it touched, and nothing else crosses. */
+  /** For statements whose rows are not wanted: only the count crosses. */
   async rowCount(text: string, values: readonly unknown[] = []): Promise<number> {
     const lease = await this.#lease();
     try {
@@ -104,7 +95,7 @@ export class PostgresEngine {
     return (await this.query(text, values))[0];
   }
 
-  /** Several statements on one connection, committed together or not at all; constraint failures keep the connection. */
+  /** Constraint failures keep the connection. */
   async transaction<T>(work: (query: Query) => Promise<T>): Promise<T> {
     const lease = await this.#lease();
     const query: Query = async (text, values = []) => {
@@ -121,7 +112,6 @@ export class PostgresEngine {
       await query('COMMIT');
       return result;
     } catch (error) {
-      // A connection that is gone has rolled back on the server already.
       if (lease.broken === undefined) await lease.client.query('ROLLBACK').catch(() => undefined);
       throw translatePgError(error);
     } finally {
@@ -129,7 +119,6 @@ export class PostgresEngine {
     }
   }
 
-  /** A statement with parameters gets its name (node-postgres then prepares it on each connection once); others go as they are. */
   #statement(text: string, values: readonly unknown[]): pg.QueryConfig {
     if (this.#names === null || values.length === 0) return { text, values: values as unknown[] };
     let name = this.#names.get(text);
@@ -152,19 +141,18 @@ export class PostgresEngine {
     await this.query('SELECT 1');
   }
 
-  /** Work a part still owes the database (a batch it holds) is done before the pool closes. */
   beforeClose(work: () => Promise<void>): void {
     this.#beforeClose.push(work);
   }
 
   close(): Promise<void> {
-    // pool.end() refuses a second call; every caller waits for the one shutdown instead.
+    // pool.end() refuses a second call.
     this.#closing ??= Promise.allSettled(this.#beforeClose.map((work) => work())).then(() => this.#pool.end());
     return this.#closing;
   }
 }
 
-/** What every concern's postgres.ts part holds: the engine it runs on. Its public methods are all the store's (composeStore). */
+/** Its public methods are all the store's (composeStore). */
 export abstract class PostgresPart {
   protected readonly engine: PostgresEngine;
 

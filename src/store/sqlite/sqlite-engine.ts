@@ -1,6 +1,5 @@
-// One SQLite connection (node:sqlite, WAL) and what every concern's part runs on: statements prepared once by their text, work
-// that waits out another connection's lock on timers, transactions, group commit, backup. It names no table: the SQL lives
-// beside each concern's interface (accounts/sqlite.ts, keys/sqlite.ts, ...).
+// One SQLite connection (node:sqlite, WAL) and what every concern runs on: prepared statements, lock waits on timers,
+// transactions, group commit, backup. It names no table: the SQL lives beside each concern's interface.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { backup, DatabaseSync, type StatementSync } from 'node:sqlite';
@@ -11,7 +10,6 @@ import { WriteQueue, type QueuedWrite } from './write-queue.ts';
 import { textOrNull, type Values } from '../rows.ts';
 
 export type { Row } from '../rows.ts';
-/** The engine's prepared statements by SQL text (SqliteEngine.statement): the handle every part's SQL runs through. */
 export type Prepare = (sql: string) => StatementSync;
 
 /** node:sqlite's values: times are ISO text as written, booleans 0 or 1, lists JSON text. */
@@ -23,28 +21,25 @@ export const SQLITE_VALUES: Values = {
 };
 
 export interface SqliteEngineOptions {
-  /** A file path, or ':memory:'. */
   readonly path: string;
   /** FULL survives power loss; NORMAL survives a process crash only. */
   readonly synchronous: 'full' | 'normal';
-  /** How long a statement waits for a lock another connection holds, on timers (see lock-wait.ts), before store_busy. */
+  /** How long a statement waits, on timers (lock-wait.ts), for another connection's lock before store_busy. */
   readonly busyTimeoutMs: number;
 }
 
-/** A write of the group commit (write-queue.ts): what it does inside the batch's transaction, and how it is answered after. */
 export interface BatchWrite<T = unknown> extends QueuedWrite {
-  /** Runs inside the batch's transaction, which holds the write lock; a DomainError fails this write alone. */
+  /** Inside the batch's transaction; a DomainError fails this write alone. */
   apply(): T;
-  /** Runs once the batch is committed, with what apply returned: only now may a cache hold its rows. */
+  /** After commit, with apply's result: only now may a cache hold its rows. */
   settle(outcome: T): void;
 }
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
- * Switching a database to WAL takes an exclusive lock. Two processes opening a new database at the same instant (two CLI
- * commands, say) can deadlock on it, and SQLite then answers SQLITE_BUSY at once instead of calling the busy handler; so
- * this waits and retries, synchronously (it runs while opening), for as long as the busy timeout allows.
+ * Switching to WAL takes an exclusive lock; two processes opening a new database at once can deadlock on it and get
+ * SQLITE_BUSY without the busy handler, so this retries synchronously within the busy timeout.
  */
 export function enableWal(db: Pick<DatabaseSync, 'exec'>, busyTimeoutMs: number, now: () => number = Date.now): void {
   const deadline = now() + busyTimeoutMs;
@@ -81,15 +76,12 @@ export class SqliteEngine {
     this.#writes = new WriteQueue(options.busyTimeoutMs, this.#commitBatch);
   }
 
-  /**
-   * Called once every part is built. SQLite's busy handler sleeps on the calling thread, which here is the event loop: a
-   * locked database now answers SQLITE_BUSY at once, and run and the write queue wait for it on timers, up to busyTimeoutMs.
-   */
+  /** After every part is built: SQLite's busy handler would sleep on the event loop, so from now on locks are waited on timers. */
   opened(): void {
     this.#db.exec('PRAGMA busy_timeout = 0');
   }
 
-  /** Prepared once per SQL text: parsing is most of the cost of a small query. */
+  /** Parsing is most of the cost of a small query. */
   readonly statement: Prepare = (sql) => {
     let statement = this.#statements.get(sql);
     if (statement === undefined) {
@@ -126,17 +118,15 @@ export class SqliteEngine {
     }
   }
 
-  /** Group commit (write-queue.ts): committed with the other writes of this turn, then settled. */
   queue(write: BatchWrite): void {
     this.#writes.add(write);
   }
 
-  /** True while a batch waits for another connection's lock: a write queued now waits with it. */
   get waitingForLock(): boolean {
     return this.#writes.waitingForLock;
   }
 
-  /** One transaction for the whole batch; throws (rolled back, nobody answered) when it cannot be committed. */
+  /** Throws (rolled back, nobody answered) when the batch cannot be committed. */
   readonly #commitBatch = (batch: readonly BatchWrite[]): void => {
     const outcomes = this.transaction(() =>
       batch.map((write) => {
@@ -157,10 +147,8 @@ export class SqliteEngine {
   };
 
   /**
-   * Writes a consistent copy of the whole database to `path` (overwriting it) while other connections keep reading and
-   * writing, and resolves with the number of pages copied. One step, under one read snapshot: a copy made in several steps
-   * starts over whenever another connection commits between two of them, so under steady writes it might never finish.
-   * In WAL mode that snapshot blocks no writer.
+   * A consistent copy of the database to `path`, resolving with the pages copied. One step under one read snapshot (which in
+   * WAL blocks no writer): a multi-step copy restarts on every commit and might never finish under steady writes.
    */
   async backup(path: string): Promise<number> {
     const deadline = Date.now() + this.#busyTimeoutMs;
@@ -181,7 +169,6 @@ export class SqliteEngine {
     });
   }
 
-  /** `release` runs once the connection is closed (a part's own handle on the database's files). */
   onClose(release: () => void): void {
     this.#onClose.push(release);
   }

@@ -6,13 +6,11 @@
 // as expected every look asks data_version. Guarded by: test/unit/store/wal-index-header.test.ts and
 // test/unit/store/wal-index-header-locks.test.ts. Figures: docs/operations.md#the-wal-index-read
 //
-// Why: the credential cache must see another connection's commit on the very next request, and `PRAGMA data_version` is a
-// read transaction with file locks on every request; one pread is less. It is a first filter only: when the header moved,
-// data_version still decides whether the commit was another connection's (our own move it too).
+// Why: the credential cache must see another connection's commit on the next request; data_version is a read transaction
+// with file locks, one pread is less. A first filter only: data_version still decides whose commit it was.
 //
-// Closing any descriptor of a file drops every POSIX lock this process holds on it, and SQLite locks the -shm file (among
-// others, the lock that tells other processes this one has it mapped: without it, the next to open would reinitialise it).
-// So the descriptor opened here is never closed while the file exists, not even when its header is refused (see release()).
+// Closing any descriptor of a file drops this process's POSIX locks on it (SQLite's -shm locks included), so the
+// descriptor opened here is never closed while the file exists (release()).
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 
 /** Two copies of the 48-byte header: a writer updates the second, then the first, so a read mid-commit still differs. */
@@ -21,7 +19,7 @@ const WAL_INDEX_VERSION = 3007000;
 
 export class WalIndexHeader {
   readonly #fd: number;
-  /** False when the header is not of the known layout: then it never vouches that nothing changed. */
+  /** False for an unknown layout: then it never vouches that nothing changed. */
   readonly #trusted: boolean;
   readonly #seen: Buffer;
   readonly #scratch = Buffer.alloc(HEADER_BYTES);
@@ -33,10 +31,7 @@ export class WalIndexHeader {
     this.#trusted = trusted;
   }
 
-  /**
-   * The header of the database at `databasePath`, or null when it has no -shm file to read (an in-memory database, no
-   * -shm file yet). Call it after the connection has read once, so that the -shm file exists.
-   */
+  /** Null without a -shm file (in memory, or not yet made): call after the connection has read once. */
   static open(databasePath: string): WalIndexHeader | null {
     if (databasePath === ':memory:' || databasePath === '') return null;
     let fd: number;
@@ -58,25 +53,19 @@ export class WalIndexHeader {
   }
 
   /**
-   * True when the header is as it was at the last accepted look (no commit since, by anyone). False otherwise, and then the
-   * caller looks the long way and, only once that look succeeded, calls accept(): a look that failed (a locked database)
-   * must not use up the change, or the next would find nothing to look at.
+   * Unchanged since the last accepted look. When false, call accept() only after the long look succeeded: a failed look must
+   * not use up the change.
    */
   unchanged(): boolean {
     readSync(this.#fd, this.#scratch, 0, HEADER_BYTES, 0);
     return this.#trusted && this.#scratch.equals(this.#seen);
   }
 
-  /** The header read by the last unchanged() (before the look it prompted) is now the one seen. */
   accept(): void {
     this.#scratch.copy(this.#seen);
   }
 
-  /**
-   * After the connection is closed: the descriptor is closed only when the file is gone (the last connection deletes it).
-   * Otherwise SQLite's other connections in this process (another store, a test's) may still hold locks on it, and it is
-   * kept until the process exits.
-   */
+  /** Closes the descriptor only once the file is gone: other connections in this process may still hold locks on it. */
   release(): void {
     if (this.#closed || fstatSync(this.#fd).nlink !== 0) return;
     closeSync(this.#fd);

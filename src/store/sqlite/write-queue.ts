@@ -1,32 +1,25 @@
-// Group commit for SQLite: the writes asked for during one turn of the event loop are committed in one transaction, and a
-// batch that finds the database locked by another connection waits for it on timers, never on the event loop.
+// Group commit for SQLite: one turn's writes in one transaction; a locked database is waited for on timers, not the loop.
 import { pauseBeforeAttempt } from './lock-wait.ts';
 import { isBusy, translate } from './sqlite-errors.ts';
 
 export interface QueuedWrite {
-  /** performance.now() past which a still locked database fails this write; 0 until an attempt first finds it locked. */
+  /** performance.now() past which a locked database fails this write; 0 until first found locked. */
   deadline: number;
-  /** Answers the caller with a failure; nothing of the write was kept. */
+  /** Nothing of the write was kept. */
   fail(error: unknown): void;
-  /** Told each time its batch finds the database locked: a write whose caller must not wait for the lock answers here. */
+  /** For a write whose caller must not wait for the lock. */
   readonly locked?: () => void;
 }
 
 /**
- * One transaction (one fsync with synchronous=FULL) makes a whole batch durable instead of one write each. `commit` runs
- * the transaction and answers every write of the batch only after COMMIT has returned, so nothing acknowledged can be
- * lost; when it throws, the transaction was rolled back and nobody was answered. While one COMMIT waits for the disk the
- * event loop is blocked and the next requests queue up in the kernel: the busier the server, the larger the batches.
- *
- * SQLITE_BUSY (another process holds the write lock) keeps the batch queued and tries again on a timer; writes asked for
- * meanwhile join it. Each write waits at most `busyTimeoutMs` from the attempt that first found the lock taken, then fails
- * alone with store_busy. No timer and no promise beyond the callers' own is made while nothing contends.
+ * One fsync per batch. Every write is answered only after COMMIT returns, so nothing acknowledged is lost; while COMMIT waits
+ * for the disk requests queue in the kernel, so the busier the server, the larger the batches. SQLITE_BUSY keeps the batch
+ * queued on a timer (new writes join it); each write fails alone with store_busy after `busyTimeoutMs` of lock.
  */
 export class WriteQueue<W extends QueuedWrite> {
   readonly #busyTimeoutMs: number;
   readonly #commit: (batch: readonly W[]) => void;
   #queued: W[] = [];
-  /** Attempts in a row that found the database locked: the next pause grows with them. */
   #lockedAttempts = 0;
   #retry: NodeJS.Timeout | undefined = undefined;
   #whenEmpty: (() => void)[] = [];
@@ -36,18 +29,16 @@ export class WriteQueue<W extends QueuedWrite> {
     this.#commit = commit;
   }
 
-  /** True while a batch waits for another connection's lock: a write added now waits with it. */
   get waitingForLock(): boolean {
     return this.#retry !== undefined;
   }
 
   add(write: W): void {
     this.#queued.push(write);
-    // A flush is scheduled exactly while the queue holds something: only the first write of an empty queue schedules one.
+    // Only the first write of an empty queue schedules the flush.
     if (this.#queued.length === 1) setImmediate(this.#flush);
   }
 
-  /** Resolves once every write added so far has been committed or has failed. */
   drained(): Promise<void> {
     if (this.#queued.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.#whenEmpty.push(resolve));
