@@ -31,6 +31,21 @@ export interface AppDependencies {
   readonly tracing?: Tracing | null;
 }
 
+/**
+ * Calls `reset` each time Redis comes back after losing its connection: a restart from a snapshot, or a failover to a replica
+ * that missed the last announcements, can bring back a version older than a change already acknowledged.
+ */
+function resetOnReconnect(redis: Redis, reset: () => void): void {
+  let lost = false;
+  redis.on('close', () => {
+    lost = true;
+  });
+  redis.on('ready', () => {
+    if (lost) reset();
+    lost = false;
+  });
+}
+
 export function buildApp({ config, store, timezones, redis, metrics, tracing = null }: AppDependencies): FastifyInstance {
   // PostgreSQL + Redis: credentials cached in this process, tagged with the version the key's charge reads (issue 28).
   const cachesCredentials = redis !== null && config.database.engine === 'postgres' && config.credentialCacheMaxAgeMs > 0 && config.credentialCacheSize > 0;
@@ -55,7 +70,9 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
         environment: config.environment,
         realm: config.environment === 'sandbox' ? 'account-api sandbox' : 'account-api',
         touchIntervalMs: config.keyTouchIntervalMs,
-        credentialCache: cachesCredentials ? { maxAgeMs: config.credentialCacheMaxAgeMs, maxEntries: config.credentialCacheSize } : null,
+        credentialCache: cachesCredentials
+          ? { maxAgeMs: config.credentialCacheMaxAgeMs, maxEntries: config.credentialCacheSize, resetOnReconnect: (reset) => resetOnReconnect(redis!, reset) }
+          : null,
         onFailure: (reason) => metrics.authFailed(reason),
       }) as AuthenticationStep,
     accessRule: 'access',

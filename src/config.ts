@@ -345,6 +345,15 @@ function connectionSettings(env: Environment): ConnectionSettings {
   };
 }
 
+/** No braces: every script's keys share one Redis Cluster hash tag ({u:<owner>}), which a brace in the prefix would replace. */
+function redisKeyPrefix(raw: string | undefined): string {
+  const prefix = raw ?? 'account-api:';
+  if (/[{}]/.test(prefix)) {
+    throw new ConfigError(`REDIS_KEY_PREFIX must not contain '{' or '}' (Redis Cluster reads them as a hash tag); got '${prefix}'.`);
+  }
+  return prefix;
+}
+
 function redisUrl(url: string): string {
   if (!/^rediss?:\/\//i.test(url)) throw new ConfigError(`REDIS_URL must start with redis:// or rediss://; got '${url}'.`);
   return url;
@@ -446,7 +455,7 @@ export function loadConfig(env: Environment, flags: ConfigFlags = {}, cwd: strin
     },
     maxEventLoopDelayMs: integer('MAX_EVENT_LOOP_DELAY_MS', env.MAX_EVENT_LOOP_DELAY_MS, 1000, 0, 60_000),
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000, 100, 600_000),
-    redis: env.REDIS_URL ? { url: redisUrl(env.REDIS_URL), keyPrefix: env.REDIS_KEY_PREFIX ?? 'account-api:' } : null,
+    redis: env.REDIS_URL ? { url: redisUrl(env.REDIS_URL), keyPrefix: redisKeyPrefix(env.REDIS_KEY_PREFIX) } : null,
     rateLimits: {
       windowMs: integer('RATE_LIMIT_WINDOW_MS', env.RATE_LIMIT_WINDOW_MS, 60_000, 1000, 86_400_000),
       perKey: integer('RATE_LIMIT_PER_KEY', env.RATE_LIMIT_PER_KEY, 600, 0, 1_000_000_000),

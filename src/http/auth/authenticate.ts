@@ -33,7 +33,12 @@ export interface AuthenticateOptions {
   /** At most one `last used` write per key per interval (per process, or deployment-wide when Redis counts the charge). */
   readonly touchIntervalMs: number;
   /** PostgreSQL + Redis: credentials cached per account credentials version (versioned-credentials.ts); null: ask the store. */
-  readonly credentialCache?: { readonly maxAgeMs: number; readonly maxEntries: number } | null;
+  readonly credentialCache?: {
+    readonly maxAgeMs: number;
+    readonly maxEntries: number;
+    /** Hands over the cache's reset, to be called whenever Redis reconnects (a restart or failover may bring back old versions). */
+    readonly resetOnReconnect?: (reset: () => void) => void;
+  } | null;
   readonly onFailure?: (reason: string) => void;
   /** Compared against for an unknown key id; a test hands its own to see every byte read. */
   readonly decoyHash?: Uint8Array;
@@ -73,8 +78,10 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
   const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
   const unauthenticated = (code: string, message: string) => new HttpError(401, code, message, { headers: challenge });
   const recordUse = keyUseRecorder(options.store, options.touchIntervalMs);
-  const verifiedKeys = new VerifiedKeys();
+  // Only keys seen right are served from the cache: remember at least as many as it may hold.
+  const verifiedKeys = new VerifiedKeys(Math.max(10_000, options.credentialCache?.maxEntries ?? 0));
   const cache = options.credentialCache == null || options.credentialCache.maxAgeMs === 0 ? null : new VersionedCredentials(options.credentialCache);
+  if (cache !== null) options.credentialCache?.resetOnReconnect?.(() => cache.clear());
   const decoyHash = options.decoyHash ?? DECOY_HASH;
 
   type Presented = { readonly credentials: BasicCredentials; readonly owner: string; readonly key: ParsedKey; readonly digest: string };

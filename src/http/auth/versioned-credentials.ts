@@ -52,6 +52,11 @@ export class VersionedCredentials {
     this.#entries.set(keyId, { credential, version, readAt: askedAt });
   }
 
+  /** Forgets every entry: Redis came back, maybe from a snapshot older than the last announcement (an old version again). */
+  clear(): void {
+    this.#entries.clear();
+  }
+
   forget(keyId: string): void {
     this.#entries.delete(keyId);
   }

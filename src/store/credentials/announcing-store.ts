@@ -39,7 +39,8 @@ export class AnnouncingStore {
         'unavailable',
         'credentials_not_announced',
         'The change was saved, but the other instances could not be told of it (Redis is unavailable): until they are, they may ' +
-          'answer with the old credentials for up to CREDENTIAL_CACHE_MAX_AGE_MS. Make the change again once Redis answers.',
+          'answer with the old credentials for up to CREDENTIAL_CACHE_MAX_AGE_MS. Make the change again once Redis answers; if it is ' +
+          'refused as already made (a roll, a deletion), wait CREDENTIAL_CACHE_MAX_AGE_MS instead.',
         { cause: error },
       );
     }
@@ -55,8 +56,13 @@ export class AnnouncingStore {
     return this.#announced(this.#store.rollKey(keyId, successor, oldExpiresAt, audit), (rolled) => rolled.old.username);
   }
 
-  deleteAccount(username: string, audit?: AuditActor): Promise<void> {
-    return this.#announced(this.#store.deleteAccount(username, audit), () => username);
+  /**
+   * Announced under the account's own name as stored: the engine matches the name given without case by its own rules
+   * (PostgreSQL's lower() maps 'İ' to 'i', JavaScript's does not), so the name as typed may not be the account's.
+   */
+  async deleteAccount(username: string, audit?: AuditActor): Promise<void> {
+    const found = await this.#store.findAccount(username);
+    return this.#announced(this.#store.deleteAccount(username, audit), () => found?.username ?? username);
   }
 
   setPremium(username: string, premium: boolean, audit?: AuditActor): Promise<Account> {
