@@ -3,28 +3,19 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { call, failureMessage, type CallResult } from '../support/http.ts';
+import { call, type CallResult } from '../support/http.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { privateRedis, redisSkipReason, TEST_REDIS_URL, uniqueKeyPrefix, type PrivateRedis } from '../support/redis.ts';
 import { requiring } from '../support/requiring.ts';
 import { HANG_MS } from '../support/eventually.ts';
 import { cliOk, createAccount, createWorkspace, runCli, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 import { adminUrlOf, bearer, expectData, makeAdminToken } from './admin/admin-support.ts';
+import { refusedWith, warm } from '../support/cached-credentials.ts';
 
 const skip = (await postgresSkipReason()) ?? (await redisSkipReason());
 const { after, before, describe, test } = requiring(skip);
 
-async function warm(instance: ServerProcess, account: Account): Promise<void> {
-  for (let i = 0; i < 4; i++) {
-    const result = await call('GET', `${instance.api}/user`, { auth: account });
-    assert.equal(result.status, 200, `warming: ${result.text}`);
-  }
-}
 
-function refusedWith(result: CallResult, status: number, code: string, what: string): void {
-  assert.equal(result.status, status, `${what}: the very next request on the warmed instance was answered ${result.status} ${result.text}`);
-  assert.equal(failureMessage(result).code, code, what);
-}
 
 /** After a Redis restart: the first answer that is not a 503 (the instance's client reconnects); the bound is a hang detector. */
 async function firstAnswerAfterReconnect(url: string, account: Account): Promise<CallResult> {

@@ -3,28 +3,18 @@
 // never announced is seen within the max age; and one key's last use is written once per interval across both.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { call, failureMessage, type CallResult } from '../support/http.ts';
+import { call } from '../support/http.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { redisSkipReason, TEST_REDIS_URL, uniqueKeyPrefix } from '../support/redis.ts';
 import { requiring } from '../support/requiring.ts';
-import { cliOk, createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { cliOk, createAccount, createWorkspace, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
 import { adminUrlOf, bearer, expectData, makeAdminToken } from './admin/admin-support.ts';
+import { refusedWith, warm } from '../support/cached-credentials.ts';
 
 const skip = (await postgresSkipReason()) ?? (await redisSkipReason());
 const { after, before, describe, test } = requiring(skip);
 
-/** Several answered requests: from the second on, the key is vouched for and its credential served from B's cache. */
-async function warm(instance: ServerProcess, account: Account): Promise<void> {
-  for (let i = 0; i < 4; i++) {
-    const result = await call('GET', `${instance.api}/user`, { auth: account });
-    assert.equal(result.status, 200, `warming: ${result.text}`);
-  }
-}
 
-function refusedWith(result: CallResult, status: number, code: string, what: string): void {
-  assert.equal(result.status, status, `${what}: the very next request on the other instance was answered ${result.status} ${result.text}`);
-  assert.equal(failureMessage(result).code, code, what);
-}
 
 describe('credential changes reach a warmed cache at its very next request', () => {
   let database: TestDatabase;

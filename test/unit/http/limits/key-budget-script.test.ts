@@ -7,19 +7,8 @@ import { RedisCredentialAnnouncer } from '../../../../src/store/credentials/cred
 import { redisSkipReason, TEST_REDIS_URL, uniqueKeyPrefix } from '../../../support/redis.ts';
 import { requiring } from '../../../support/requiring.ts';
 import { describe as plainDescribe, test as plainTest } from 'node:test';
+import { clusterSlot } from '../../../support/cluster-slot.ts';
 
-/** Redis Cluster's slot of a key: CRC16/XMODEM of its hash tag (the text inside the first {...}, when not empty) mod 16384. */
-function clusterSlot(key: string): number {
-  const open = key.indexOf('{');
-  const close = open === -1 ? -1 : key.indexOf('}', open + 1);
-  const hashed = close > open + 1 ? key.slice(open + 1, close) : key;
-  let crc = 0;
-  for (const byte of Buffer.from(hashed)) {
-    crc ^= byte << 8;
-    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc % 16384;
-}
 
 plainDescribe('the key charge script on a Redis Cluster', () => {
   plainTest('the slot function agrees with Redis (the documented example: 123456789 -> 12739)', () => {

@@ -4,19 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../../../../src/config.ts';
 import { keyChargeKeys } from '../../../../src/http/limits/key-budget-script.ts';
+import { clusterSlot } from '../../../support/cluster-slot.ts';
 
-/** Redis Cluster's slot of a key: CRC16 (XMODEM) of its hash tag (the first {...} with something inside), else of the key. */
-function clusterSlot(key: string): number {
-  const open = key.indexOf('{');
-  const close = open === -1 ? -1 : key.indexOf('}', open + 1);
-  const hashed = close > open + 1 ? key.slice(open + 1, close) : key;
-  let crc = 0;
-  for (const byte of Buffer.from(hashed)) {
-    crc ^= byte << 8;
-    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc % 16384;
-}
 
 test('the slot function agrees with Redis Cluster on a known key', () => {
   // CLUSTER KEYSLOT foo answers 12182 (Redis Cluster specification).
