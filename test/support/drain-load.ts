@@ -7,7 +7,7 @@ import type { Account } from './server-process.ts';
 export type Outcome =
   | { kind: 'ok' }
   | { kind: 'shutting_down' }
-  /** A new connection the closed listener refused: the client knows nothing was sent. */
+  /** A new connection the closing listener refused or reset unread: the client knows nothing was done. */
   | { kind: 'refused' }
   | { kind: 'failed'; why: string };
 
@@ -50,7 +50,9 @@ export function loadRequest(agent: Agent, port: number, auth: Account, index: nu
       },
     );
     outgoing.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ECONNREFUSED' && !outgoing.reusedSocket) done({ kind: 'refused' });
+      // A new connection is refused once the listener is closed, or reset if the kernel had completed it in the listen backlog
+      // just before: either way no byte of it was read by the server, and nothing was done.
+      if ((error.code === 'ECONNREFUSED' || error.code === 'ECONNRESET') && !outgoing.reusedSocket) done({ kind: 'refused' });
       else done({ kind: 'failed', why: `${error.code ?? error.message} on a ${outgoing.reusedSocket ? 'kept-alive' : 'new'} connection` });
     });
     outgoing.end(body);
