@@ -10,6 +10,7 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { parseDatabaseUrl } from '../src/config.ts';
 import { composeKey, randomBase62 } from '../src/domain/api-keys.ts';
+import { inTransaction } from './seed.ts';
 
 export interface SeedOptions {
   readonly accounts: number;
@@ -87,8 +88,7 @@ export function seedSqlite(path: string, options: SeedOptions): void {
       "INSERT INTO accounts (id, username, name, timezone, premium, created_at, updated_at) VALUES (?, ?, ?, 'UTC', 1, ?, ?)",
     );
     const key = db.prepare('INSERT INTO api_keys (key_id, account_id, secret_hash, display_prefix, created_at) VALUES (?, ?, ?, ?, ?)');
-    db.exec('BEGIN IMMEDIATE');
-    try {
+    inTransaction(db, () => {
       for (const batch of batches(options)) {
         for (const each of batch) {
           id += 1;
@@ -96,11 +96,7 @@ export function seedSqlite(path: string, options: SeedOptions): void {
           key.run(each.keyId, id, each.hash, each.displayPrefix, now);
         }
       }
-      db.exec('COMMIT');
-    } catch (error) {
-      db.exec('ROLLBACK');
-      throw error;
-    }
+    });
   } finally {
     db.close();
   }

@@ -30,6 +30,18 @@ export async function createBenchAccounts(databaseUrl: string, env: NodeJS.Proce
   };
 }
 
+/** Runs `work` in one write transaction on `db`: committed whole, or rolled back and rethrown. */
+export function inTransaction(db: DatabaseSync, work: () => void): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    work();
+    db.exec('COMMIT');
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
 /**
  * Adds accounts, each with one key, until the database holds `total`, in one transaction. Only the bench account has a key
  * anyone knows: these have random hashes, since what the scaling table measures is the size of the tables.
@@ -42,8 +54,7 @@ export function growAccounts(path: string, total: number): void {
     const lastId = Number(counts.last);
     if (total <= before) return;
     const now = new Date().toISOString();
-    db.exec('BEGIN IMMEDIATE');
-    try {
+    inTransaction(db, () => {
       db.prepare(
         `WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?)
          INSERT INTO accounts (username, name, timezone, premium, created_at, updated_at)
@@ -55,11 +66,7 @@ export function growAccounts(path: string, total: number): void {
          SELECT kid, id, randomblob(32), 'aapi_live_' || kid, NULL, ? FROM
            (SELECT id, substr(hex(randomblob(2)), 1, 4) || printf('%08d', id) AS kid FROM accounts WHERE id > ?)`,
       ).run(now, lastId);
-      db.exec('COMMIT');
-    } catch (error) {
-      db.exec('ROLLBACK');
-      throw error;
-    }
+    });
   } finally {
     db.close();
   }
