@@ -15,6 +15,9 @@ export async function openRedis(settings: RedisSettings, log: RedisLogger): Prom
   const redis = new Redis(settings.url, {
     // Commands fail at once while disconnected instead of queueing: a caller gets 503 now, not a hang.
     enableOfflineQueue: false,
+    // Commands issued in the same event-loop turn leave in one write: under load many requests' scripts share a round trip,
+    // and a cold read's refund and charge travel together. Figures: docs/operations.md (the credential lookup).
+    enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
     // Reconnect quickly and keep trying forever: recovery within a second of Redis's return.
