@@ -211,7 +211,8 @@ async function main(): Promise<number> {
       const until = (await listPartitions(engine.query, 'audit_events')).find((p) => p.of.kind === 'until');
       if (until === undefined || until.of.kind !== 'until') throw new Error('no partition before the cutover');
       const day = until.of.until;
-      await maintainTimePartitions(engine, new Date(day.getTime() + 86_400_000), new Date(0));
+      // The clock at the cutover day: its partition is made (with the week after it).
+      await maintainTimePartitions(engine, day, new Date(0));
       await engine.rowCount(
         `INSERT INTO audit_events (occurred_at, actor, action, account_id, username, changes)
          SELECT $1::timestamptz + (i::float / $2) * interval '1 day', 'cli:seed', 'account.updated', i, 'user' || i, '{}' FROM generate_series(1, $2::int) i`,
@@ -225,6 +226,7 @@ async function main(): Promise<number> {
       const wall = performance.now() - started;
       const result = await writers.stop();
       const dropped = dayPartitionName('audit_events', day);
+      if (!upkeep.dropped.includes(dropped)) throw new Error(`${dropped} was not dropped: ${JSON.stringify(upkeep)}`);
       console.log(
         `\n### Retention run dropping ${dropped} (${rows.toLocaleString('en-US')} rows) and the old tables' partitions: ${(wall / 1000).toFixed(2)} s; ` +
           `dropped ${upkeep.dropped.length} partitions; writers made ${result.writes} changes meanwhile, the longest took ${result.maxWaitMs.toFixed(0)} ms`,

@@ -24,7 +24,7 @@ export interface AppliedMigrations {
 
 /**
  * A session advisory lock lets one instance migrate while others wait, then find nothing to do; each migration commits with
- * its schema_migrations row. Its own connection, outside the pool's statement timeout. `settle` runs last under the lock,
+ * its schema_migrations row (one marked OUTSIDE_A_TRANSACTION runs statement by statement, recorded once all have run). Its own connection, outside the pool's statement timeout. `settle` runs last under the lock,
  * in its own transaction, for what one instance must decide per database (its environment).
  */
 export async function applyMigrations(
