@@ -119,6 +119,9 @@ describe('PostgreSQL time partitions', () => {
     const now = plusDays(cutover, 3);
     const made = await maintainTimePartitions(engine, now, new Date(0));
     assert.deepEqual(made.dropped, [], 'nothing was due to expire');
+    const ahead = (await listPartitions(engine.query, 'audit_events')).flatMap((p) => (p.of.kind === 'day' ? [p.of.from.getTime()] : []));
+    assert.equal(Math.max(...ahead), plusDays(now, DAYS_AHEAD).getTime(), `the days ahead of the clock were not made: ${JSON.stringify(made.made)}`);
+    assert.ok(made.made.includes(dayPartitionName('webhook_attempts', plusDays(now, DAYS_AHEAD))), 'each table has its days made ahead');
     for (const day of [0, 1, 2]) await auditRowsOn(database, plusDays(cutover, day), 2000);
     await webhookRowsAt(database, plusDays(cutover, 0.5), 'evt_expiring');
     await webhookRowsAt(database, plusDays(cutover, 1.5), 'evt_kept');
