@@ -204,6 +204,26 @@ describe('PostgreSQL time partitions', () => {
     assert.equal(await count(database, 'webhook_events'), 0);
   });
 
+  test('no insert fails past the days made: the row lands in DEFAULT, its day is not made then, and it is deleted once expired', async (t) => {
+    const { database, store, engine } = await fixture(t);
+    await store.migrate({ recordEnvironment: true });
+    const cutover = await cutoverOf(engine);
+    // Maintenance stopped for weeks: a row 15 days on has no day of its own.
+    const late = plusDays(cutover, 15.5);
+    const placed = await database.query(
+      `INSERT INTO audit_events (occurred_at, actor, action) VALUES ($1, 'cli:late', 'account.updated') RETURNING tableoid::regclass::text AS partition`,
+      [late],
+    );
+    assert.equal(placed.rows[0]?.partition, 'audit_events_default');
+    const resumed = await maintainTimePartitions(engine, late, new Date(0));
+    assert.ok(resumed.notMade.includes(dayPartitionName('audit_events', dayOf(late))), 'a day whose rows are in DEFAULT was made');
+    assert.ok(resumed.made.includes(dayPartitionName('audit_events', plusDays(dayOf(late), 1))), 'the days after it were not made');
+    assert.ok(resumed.made.includes(dayPartitionName('webhook_events', dayOf(late))), 'the other tables lost their day too');
+    const expired = await maintainTimePartitions(engine, late, plusDays(late, 1));
+    assert.equal(expired.deleted.audit_events, 1, 'the expired row in DEFAULT was not deleted');
+    assert.equal(await count(database, `audit_events WHERE actor = 'cli:late'`), 0);
+  });
+
   test('a list by time range is planned on the days it needs only, by a custom plan and by a generic one', async (t) => {
     const { database, store, engine } = await fixture(t);
     await store.migrate({ recordEnvironment: true });
