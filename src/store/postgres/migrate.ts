@@ -23,8 +23,10 @@ export interface AppliedMigrations {
 }
 
 /**
- * A session advisory lock lets one instance migrate while others wait, then find nothing to do; each migration commits with
- * its schema_migrations row. Its own connection, outside the pool's statement timeout. `settle` runs last under the lock,
+ * Every step is a transaction that first takes the migration lock (a transaction advisory lock), so one instance migrates
+ * while others wait, then find nothing to do; each migration commits with its schema_migrations row. The lock lives no
+ * longer than a transaction, so this works as well through a transaction pooler (PgBouncer), which keeps no session lock,
+ * as on a direct connection. Its own connection, outside the pool's statement timeout. `settle` runs last under the lock,
  * in its own transaction, for what one instance must decide per database (its environment).
  */
 export async function applyMigrations(
@@ -41,44 +43,43 @@ export async function applyMigrations(
   client.on('error', () => undefined);
   try {
     await client.connect();
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    try {
+    const applied = await underLock(client, async () => {
       await client.query(
         'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)',
       );
-      const applied = (await client.query('SELECT version FROM schema_migrations ORDER BY version')).rows.map((row) => Number(row.version));
-      assertNotNewer(applied, migrations);
-      const done = new Set(applied);
-      const newlyApplied: number[] = [];
-      for (const migration of migrations) {
-        if (done.has(migration.version)) continue;
-        await inTransaction(client, async () => {
-          await client.query(migration.sql);
-          await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [
-            migration.version,
-            migration.name,
-          ]);
-        });
-        newlyApplied.push(migration.version);
-      }
-      if (settle !== undefined) await inTransaction(client, () => settle(client));
-      return { applied: newlyApplied, current: migrations.at(-1)?.version ?? 0 };
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+      return (await client.query('SELECT version FROM schema_migrations ORDER BY version')).rows.map((row) => Number(row.version));
+    });
+    assertNotNewer(applied, migrations);
+    const done = new Set(applied);
+    const newlyApplied: number[] = [];
+    for (const migration of migrations) {
+      if (done.has(migration.version)) continue;
+      const appliedHere = await underLock(client, async () => {
+        // Another instance may have applied it while this one waited for the lock.
+        if ((await client.query('SELECT 1 FROM schema_migrations WHERE version = $1', [migration.version])).rowCount !== 0) return false;
+        await client.query(migration.sql);
+        await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [migration.version, migration.name]);
+        return true;
+      });
+      if (appliedHere) newlyApplied.push(migration.version);
     }
+    if (settle !== undefined) await underLock(client, () => settle(client));
+    return { applied: newlyApplied, current: migrations.at(-1)?.version ?? 0 };
   } catch (error) {
     throw translatePgError(error);
   } finally {
-    // Ending the session releases the lock too.
     await client.end().catch(() => undefined);
   }
 }
 
-async function inTransaction(client: pg.ClientBase, work: () => Promise<void>): Promise<void> {
+/** One transaction holding the migration lock; committing or rolling back releases it. */
+async function underLock<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
   await client.query('BEGIN');
   try {
-    await work();
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    const result = await work();
     await client.query('COMMIT');
+    return result;
   } catch (error) {
     // If the connection is gone the server has rolled back already.
     await client.query('ROLLBACK').catch(() => undefined);

@@ -50,6 +50,7 @@ export class PostgresSchema extends PostgresPart implements SchemaStore {
       recorded = await recordEnvironment(client, this.#environment, options.recordEnvironment === true);
       assertEnvironment(recorded.environment, this.#environment);
     });
+    await this.engine.assertStatementTimeout();
     return { ...report, environment: recorded!.environment, environmentRecorded: recorded!.recordedNow };
   }
 
@@ -64,5 +65,6 @@ export class PostgresSchema extends PostgresPart implements SchemaStore {
     const recorded = asEnvironment((await this.engine.one(READ_ENVIRONMENT_SQL))?.environment);
     if (recorded === null) throw environmentUnrecorded();
     assertEnvironment(recorded, this.#environment);
+    await this.engine.assertStatementTimeout();
   }
 }
