@@ -419,13 +419,13 @@ function sameDatabase(database: DatabaseTarget, liveUrl: string, cwd: string): b
   }
 }
 
-/** Behind a transaction pooler, a statement prepared in one transaction is gone (or another client's) in the next. */
+/**
+ * Behind a transaction pooler a statement prepared in one transaction is gone (or another client's) in the next, so named
+ * statements are off unless asked for (PgBouncer 1.21 and later keeps them with max_prepared_statements).
+ */
 function postgresSettings(env: Environment): PostgresSettings {
   const pooler = oneOf('PG_POOLER', env.PG_POOLER, ['none', 'transaction'], 'none');
   const prepared = oneOf('PG_PREPARED_STATEMENTS', env.PG_PREPARED_STATEMENTS, ['on', 'off'], pooler === 'none' ? 'on' : 'off');
-  if (pooler === 'transaction' && prepared === 'on') {
-    throw new ConfigError('PG_PREPARED_STATEMENTS=on cannot work with PG_POOLER=transaction: a transaction pooler keeps no prepared statement between transactions; leave it unset.');
-  }
   return {
     poolMax: integer('PG_POOL_MAX', env.PG_POOL_MAX, 10, 1, 1000),
     connectTimeoutMs: integer('PG_CONNECT_TIMEOUT_MS', env.PG_CONNECT_TIMEOUT_MS, 2000, 100, 60_000),

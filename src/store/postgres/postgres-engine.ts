@@ -1,6 +1,7 @@
 // The PostgreSQL engine every postgres.ts part runs on: a node-postgres pool, one statement or transaction at a time,
 // failures translated (pg-errors.ts). It names no table. Behind a transaction pooler (PG_POOLER=transaction) it keeps no
-// session state: no startup parameter but application_name, no named statement, the statement timeout set per transaction.
+// session state: no startup parameter but application_name, the statement timeout set per transaction (and named statements
+// off unless the pooler keeps them: config.ts).
 import type pg from 'pg';
 import { ConfigError } from '../../config.ts';
 import { isConnectionFailure, translatePgError } from './pg-errors.ts';
@@ -57,7 +58,7 @@ export class PostgresEngine {
   constructor(options: PostgresConnectionOptions) {
     this.connection = options;
     const pooled = options.pooler === 'transaction';
-    this.#names = options.preparedStatements === false || pooled ? null : new Map();
+    this.#names = options.preparedStatements === false ? null : new Map();
     this.#begin = pooled ? `BEGIN; SET LOCAL statement_timeout = ${Math.trunc(options.statementTimeoutMs)}` : 'BEGIN';
     this.#pool = new (pgDriver().Pool)({
       connectionString: options.url,
