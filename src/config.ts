@@ -145,7 +145,7 @@ export interface PostgresSettings {
   readonly statementTimeoutMs: number;
   /** Prepared once per connection, then only bound: off behind a transaction pooler. */
   readonly preparedStatements: boolean;
-  /** `transaction`: DATABASE_URL is a transaction pooler (PgBouncer), which keeps no session state between transactions. */
+  /** `transaction`: the database URL is a transaction pooler (PgBouncer), which keeps no session state between transactions. */
   readonly pooler: 'none' | 'transaction';
 }
 
