@@ -15,7 +15,7 @@ export const ENVIRONMENT_VARIABLES = [
   // serve and the CLI
   'ACCOUNT_API_SANDBOX', 'DATABASE_URL', 'SANDBOX_DATABASE_URL', 'HOST', 'PORT', 'WORKERS', 'SANDBOX_URL', 'LOG_LEVEL',
   // the engines
-  'SQLITE_SYNCHRONOUS', 'SQLITE_BUSY_TIMEOUT_MS', 'CREDENTIAL_CACHE_SIZE', 'CREDENTIAL_CACHE_MAX_AGE_MS', 'PG_POOL_MAX', 'PG_CONNECT_TIMEOUT_MS', 'PG_STATEMENT_TIMEOUT_MS', 'PG_PREPARED_STATEMENTS',
+  'SQLITE_SYNCHRONOUS', 'SQLITE_BUSY_TIMEOUT_MS', 'CREDENTIAL_CACHE_SIZE', 'CREDENTIAL_CACHE_MAX_AGE_MS', 'PG_POOL_MAX', 'PG_CONNECT_TIMEOUT_MS', 'PG_STATEMENT_TIMEOUT_MS', 'PG_PREPARED_STATEMENTS', 'PG_POOLER',
   'STORE_FAIL_FAST', 'REDIS_URL', 'REDIS_KEY_PREFIX',
   // limits
   'BODY_LIMIT_BYTES', 'REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'MAX_CONNECTIONS', 'MAX_HEADER_BYTES', 'MAX_PARAMETERS',
@@ -145,6 +145,8 @@ export interface PostgresSettings {
   readonly statementTimeoutMs: number;
   /** Prepared once per connection, then only bound: off behind a transaction pooler. */
   readonly preparedStatements: boolean;
+  /** `transaction`: the database URL is a transaction pooler (PgBouncer), which keeps no session state between transactions. */
+  readonly pooler: 'none' | 'transaction';
 }
 
 /** Slow, idle or oversized connections are closed. */
@@ -417,6 +419,22 @@ function sameDatabase(database: DatabaseTarget, liveUrl: string, cwd: string): b
   }
 }
 
+/**
+ * Behind a transaction pooler a statement prepared in one transaction is gone (or another client's) in the next, so named
+ * statements are off unless asked for (PgBouncer 1.21 and later keeps them with max_prepared_statements).
+ */
+function postgresSettings(env: Environment): PostgresSettings {
+  const pooler = oneOf('PG_POOLER', env.PG_POOLER, ['none', 'transaction'], 'none');
+  const prepared = oneOf('PG_PREPARED_STATEMENTS', env.PG_PREPARED_STATEMENTS, ['on', 'off'], pooler === 'none' ? 'on' : 'off');
+  return {
+    poolMax: integer('PG_POOL_MAX', env.PG_POOL_MAX, 10, 1, 1000),
+    connectTimeoutMs: integer('PG_CONNECT_TIMEOUT_MS', env.PG_CONNECT_TIMEOUT_MS, 2000, 100, 60_000),
+    statementTimeoutMs: integer('PG_STATEMENT_TIMEOUT_MS', env.PG_STATEMENT_TIMEOUT_MS, 5000, 100, 600_000),
+    preparedStatements: prepared === 'on',
+    pooler,
+  };
+}
+
 export function loadConfig(env: Environment, flags: ConfigFlags = {}, cwd: string = process.cwd()): Config {
   const environment: KeyEnvironment = flags.sandbox === true || env.ACCOUNT_API_SANDBOX === '1' ? 'sandbox' : 'live';
   const databaseUrl =
@@ -440,12 +458,7 @@ export function loadConfig(env: Environment, flags: ConfigFlags = {}, cwd: strin
     sqliteBusyTimeoutMs: integer('SQLITE_BUSY_TIMEOUT_MS', env.SQLITE_BUSY_TIMEOUT_MS, 5000, 0, 60_000),
     credentialCacheSize: integer('CREDENTIAL_CACHE_SIZE', env.CREDENTIAL_CACHE_SIZE, 10_000, 0, 10_000_000),
     credentialCacheMaxAgeMs: integer('CREDENTIAL_CACHE_MAX_AGE_MS', env.CREDENTIAL_CACHE_MAX_AGE_MS, 30_000, 0, 3_600_000),
-    postgres: {
-      poolMax: integer('PG_POOL_MAX', env.PG_POOL_MAX, 10, 1, 1000),
-      connectTimeoutMs: integer('PG_CONNECT_TIMEOUT_MS', env.PG_CONNECT_TIMEOUT_MS, 2000, 100, 60_000),
-      statementTimeoutMs: integer('PG_STATEMENT_TIMEOUT_MS', env.PG_STATEMENT_TIMEOUT_MS, 5000, 100, 600_000),
-      preparedStatements: oneOf('PG_PREPARED_STATEMENTS', env.PG_PREPARED_STATEMENTS, ['on', 'off'], 'on') === 'on',
-    },
+    postgres: postgresSettings(env),
     storeFailFast: flags.storeFailFast === true || oneOf('STORE_FAIL_FAST', env.STORE_FAIL_FAST, ['0', '1'], '0') === '1',
     bodyLimitBytes: integer('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES, 16 * 1024, 1024, 1024 * 1024),
     connections: connectionSettings(env),

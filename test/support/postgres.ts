@@ -1,6 +1,7 @@
 // Test support: whether PostgreSQL is here to test against, and a throwaway database per test.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { THROUGH_PGBOUNCER_PORT, throughPooler } from './through-pooler.ts';
 
 /** A superuser connection to an existing database; test databases are created and dropped through it. */
 export const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
@@ -52,6 +53,7 @@ export async function postgresSkipReason(): Promise<string | undefined> {
 
 export interface TestDatabase {
   readonly name: string;
+  /** For the service: through PgBouncer when the suite is rerun that way (through-pooler.ts). */
   readonly url: string;
   /** Runs one query as the superuser in this database, for what a test must do behind the store's back. */
   query(text: string, values?: unknown[]): Promise<pg.QueryResult>;
@@ -62,9 +64,16 @@ export interface TestDatabase {
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `aapi_test_${randomBytes(6).toString('hex')}`;
   await withClient(ADMIN_URL, (client) => client.query(`CREATE DATABASE ${name}`));
+  // Behind a transaction pooler the service needs the server's own statement_timeout (docs/deploy.md#through-pgbouncer):
+  // set as an operator sets it for the service's role, here on the database (the tests share one role); as long as the
+  // workspace's PG_STATEMENT_TIMEOUT_MS.
+  if (THROUGH_PGBOUNCER_PORT !== undefined) {
+    await withClient(ADMIN_URL, (client) => client.query(`ALTER DATABASE ${name} SET statement_timeout = '60s'`));
+  }
   return {
     name,
-    url: databaseUrl(name),
+    url: throughPooler(databaseUrl(name)),
+    // Behind the store's back: always direct.
     query: (text, values = []) => withClient(databaseUrl(name), (client) => client.query(text, values)),
     drop: () => withClient(ADMIN_URL, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };

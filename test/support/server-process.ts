@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { POOLER_ENV } from './through-pooler.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 export const MAIN = join(REPO_ROOT, 'src/main.ts');
@@ -40,6 +41,8 @@ export function createWorkspace(extraEnv: NodeJS.ProcessEnv = {}): Workspace {
     // And the drain at SIGTERM: past it the server exits 1, which a test of something else must not see because the machine
     // was slow. The shutdown and workers tests of it set their own.
     SHUTDOWN_TIMEOUT_MS: '120000',
+    // A suite rerun through PgBouncer (pgbouncer.test.ts) tells every server and CLI run so.
+    ...POOLER_ENV,
     ...extraEnv,
   };
   return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };

@@ -83,6 +83,15 @@ describe('environment overrides', () => {
     assert.deepEqual(loadConfig({ DATABASE_URL: long }, {}, CWD).database, { engine: 'postgres', url: long });
   });
 
+  test('PG_POOLER=transaction turns named statements off unless PG_PREPARED_STATEMENTS=on asks for them', () => {
+    const direct = loadConfig({ DATABASE_URL: 'postgres://db.internal/accounts' }, {}, CWD).postgres;
+    assert.deepEqual([direct.pooler, direct.preparedStatements], ['none', true]);
+    const pooled = loadConfig({ DATABASE_URL: 'postgres://pgbouncer.internal:6432/accounts', PG_POOLER: 'transaction' }, {}, CWD).postgres;
+    assert.deepEqual([pooled.pooler, pooled.preparedStatements], ['transaction', false]);
+    assert.equal(loadConfig({ PG_POOLER: 'transaction', PG_PREPARED_STATEMENTS: 'on' }, {}, CWD).postgres.preparedStatements, true);
+    assert.throws(() => loadConfig({ PG_POOLER: 'session' }, {}, CWD), /PG_POOLER must be one of none, transaction; got 'session'/);
+  });
+
   test('empty variables fall back to the defaults', () => {
     const config = loadConfig({ PORT: '', DATABASE_URL: '', LOG_LEVEL: '' }, {}, CWD);
     assert.equal(config.port, 8080);

@@ -1,4 +1,5 @@
 // Tells node-postgres failures apart: a lost or refused connection (retry), a busy engine, a real fault.
+import { ConfigError } from '../../config.ts';
 import { DomainError } from '../../domain/errors.ts';
 
 /** The engine is down, restarting, or the network between us is. */
@@ -39,6 +40,12 @@ const UNAVAILABLE_MESSAGES = [
   /is not queryable$/,
 ];
 
+/**
+ * PgBouncer refusing a startup parameter it does not know (statement_timeout, sent unless PG_POOLER=transaction): the
+ * connection goes through a pooler the configuration does not name. No retry cures that, so it is no connection failure.
+ */
+const POOLER_REFUSAL = /^unsupported startup parameter/;
+
 /** Through `cause` and AggregateError's `errors` (each address Node tried). */
 function someLink(error: unknown, test: (link: { code?: unknown; message?: unknown }) => boolean, depth = 0): boolean {
   if (typeof error !== 'object' || error === null || depth > 5) return false;
@@ -50,6 +57,7 @@ function someLink(error: unknown, test: (link: { code?: unknown; message?: unkno
 
 /** The same request may succeed later. */
 export function isConnectionFailure(error: unknown): boolean {
+  if (isPoolerRefusal(error)) return false;
   return someLink(error, ({ code, message }) => {
     if (typeof code === 'string') {
       if (SOCKET_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code)) return true;
@@ -59,7 +67,11 @@ export function isConnectionFailure(error: unknown): boolean {
   });
 }
 
-function sqlState(error: unknown): string | undefined {
+function isPoolerRefusal(error: unknown): boolean {
+  return someLink(error, ({ message }) => typeof message === 'string' && POOLER_REFUSAL.test(message));
+}
+
+export function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
@@ -78,6 +90,13 @@ export function brokenConstraint(error: unknown): { state: string; constraint: s
 /** So no caller ever sees PostgreSQL's vocabulary for a retryable failure. */
 export function translatePgError(error: unknown): unknown {
   if (error instanceof DomainError) return error;
+  if (isPoolerRefusal(error)) {
+    // A configuration mistake, said as one: the server refuses to start with this line rather than a stack.
+    return new ConfigError(
+      `The database URL goes through a transaction pooler such as PgBouncer, which refused: ${(error as Error).message}. ` +
+        'Set PG_POOLER=transaction (docs/deploy.md#through-pgbouncer).',
+    );
+  }
   if (isConnectionFailure(error)) {
     return new DomainError('unavailable', 'store_unavailable', 'The database is unreachable; try again shortly.', { cause: error });
   }

@@ -1,6 +1,9 @@
 // The PostgreSQL engine every postgres.ts part runs on: a node-postgres pool, one statement or transaction at a time,
-// failures translated (pg-errors.ts). It names no table.
+// failures translated (pg-errors.ts). It names no table. Behind a transaction pooler (PG_POOLER=transaction) it keeps no
+// session state: no startup parameter but application_name, the statement timeout set per transaction (and named statements
+// off unless the pooler keeps them: config.ts).
 import type pg from 'pg';
+import { ConfigError } from '../../config.ts';
 import { isConnectionFailure, translatePgError } from './pg-errors.ts';
 import { pgDriver } from './pg-driver.ts';
 import type { Query, Row } from './query.ts';
@@ -14,6 +17,8 @@ export interface PostgresConnectionOptions {
   readonly statementTimeoutMs: number;
   /** Named statements, prepared once per connection: PostgreSQL plans each once. */
   readonly preparedStatements?: boolean;
+  /** `transaction`: the URL is a transaction pooler (PgBouncer), so a connection's session lasts one transaction. */
+  readonly pooler?: 'none' | 'transaction';
   /** Idle connections that die; the pool has already dropped them. */
   readonly onConnectionError?: (error: Error) => void;
 }
@@ -47,15 +52,21 @@ export class PostgresEngine {
   /** Same text, same name on every connection. */
   readonly #names: Map<string, string> | null;
   readonly #beforeClose: (() => Promise<void>)[] = [];
+  /** What opens a transaction: behind a pooler, with the statement timeout the session cannot carry, in the same round trip. */
+  readonly #begin: string;
 
   constructor(options: PostgresConnectionOptions) {
     this.connection = options;
+    const pooled = options.pooler === 'transaction';
     this.#names = options.preparedStatements === false ? null : new Map();
+    this.#begin = pooled ? `BEGIN; SET LOCAL statement_timeout = ${Math.trunc(options.statementTimeoutMs)}` : 'BEGIN';
     this.#pool = new (pgDriver().Pool)({
       connectionString: options.url,
       max: options.poolMax,
       connectionTimeoutMillis: options.connectTimeoutMs,
-      statement_timeout: options.statementTimeoutMs,
+      // PgBouncer refuses it as a startup parameter; behind it, a single statement runs under the server's own setting
+      // (docs/deploy.md#through-pgbouncer) and a transaction under the SET LOCAL in its BEGIN.
+      ...(pooled ? {} : { statement_timeout: options.statementTimeoutMs }),
       query_timeout: options.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
       application_name: 'account-api',
       keepAlive: true,
@@ -107,7 +118,7 @@ export class PostgresEngine {
       }
     };
     try {
-      await query('BEGIN');
+      await query(this.#begin);
       const result = await work(query);
       await query('COMMIT');
       return result;
@@ -135,6 +146,24 @@ export class PostgresEngine {
     } catch (error) {
       throw translatePgError(error);
     }
+  }
+
+  /**
+   * Behind a transaction pooler a single statement (most of the service's) runs under the server's own statement_timeout,
+   * set for the service's role; a server that has none, or a longer one, would let it run unbounded. Refuses to go on then.
+   */
+  async assertStatementTimeout(): Promise<void> {
+    if (this.connection.pooler !== 'transaction') return;
+    const row = await this.one("SELECT setting::bigint AS ms FROM pg_settings WHERE name = 'statement_timeout'");
+    const serverMs = Number(row?.ms ?? 0);
+    const wanted = Math.trunc(this.connection.statementTimeoutMs);
+    if (serverMs > 0 && serverMs <= wanted) return;
+    throw new ConfigError(
+      `Behind PG_POOLER=transaction the database's own statement_timeout bounds single statements, and it is ` +
+        `${serverMs === 0 ? 'off' : `${serverMs} ms, longer than PG_STATEMENT_TIMEOUT_MS (${wanted} ms)`}: ` +
+        `run ALTER ROLE <the service's role> SET statement_timeout = '${wanted}ms' ` +
+        '(docs/deploy.md#through-pgbouncer).',
+    );
   }
 
   async ping(): Promise<void> {

@@ -53,6 +53,7 @@ export class PostgresSchema extends PostgresPart implements SchemaStore {
     });
     // A fresh database has its days ahead before its first write; serve's hourly run keeps them coming (time-partitions.ts).
     await makePartitionsAhead(this.engine, new Date());
+    await this.engine.assertStatementTimeout();
     return { ...report, environment: recorded!.environment, environmentRecorded: recorded!.recordedNow };
   }
 
@@ -67,5 +68,6 @@ export class PostgresSchema extends PostgresPart implements SchemaStore {
     const recorded = asEnvironment((await this.engine.one(READ_ENVIRONMENT_SQL))?.environment);
     if (recorded === null) throw environmentUnrecorded();
     assertEnvironment(recorded, this.#environment);
+    await this.engine.assertStatementTimeout();
   }
 }

@@ -4,6 +4,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { ConfigError } from '../../../src/config.ts';
 import { DomainError } from '../../../src/domain/errors.ts';
 import { isConnectionFailure, translatePgError } from '../../../src/store/postgres/pg-errors.ts';
 import { PostgresStore } from '../../../src/store/postgres/postgres-store.ts';
@@ -18,6 +19,16 @@ function assertUnavailable(error: unknown, code = 'store_unavailable'): void {
   assert.equal(error.kind, 'unavailable');
   assert.equal(error.code, code, `wrong code (message: ${error.message})`);
 }
+
+describe('a transaction pooler the configuration does not name', () => {
+  test("PgBouncer's refusal of a startup parameter is a configuration error that says to set PG_POOLER, not a failure to retry", () => {
+    const refusal = failure('unsupported startup parameter: statement_timeout', { code: '08P01', severity: 'FATAL' });
+    assert.equal(isConnectionFailure(refusal), false, 'retrying cannot cure it');
+    const translated = translatePgError(refusal);
+    assert.ok(translated instanceof ConfigError, `expected a ConfigError, got ${String(translated)}`);
+    assert.match(translated.message, /unsupported startup parameter: statement_timeout\. Set PG_POOLER=transaction/);
+  });
+});
 
 describe('sorting PostgreSQL failures', () => {
   const unreachable: Array<[string, Error]> = [

@@ -1,0 +1,142 @@
+// Test support: a PgBouncer of the test's own (Debian's pgbouncer, transaction pooling) in front of the test PostgreSQL.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'node:net';
+import pg from 'pg';
+import { HANG_MS } from './eventually.ts';
+import { ADMIN_URL } from './postgres.ts';
+import { freePort } from './redis.ts';
+
+const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((path) => existsSync(path));
+
+export interface PgBouncer {
+  readonly port: number;
+  /** The test PostgreSQL's `database` through this PgBouncer, as the admin URL's role. */
+  url(database: string): string;
+  /** Runs one command on PgBouncer's admin console (SHOW STATS, SHOW POOLS...), simple protocol only. */
+  console(command: string): Promise<pg.QueryResult>;
+  /** Everything PgBouncer logged so far, for a failing assertion's message. */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+export interface PgBouncerOptions {
+  /** Server connections per database and role (PgBouncer's default_pool_size); 20 unless told. */
+  readonly poolSize?: number;
+}
+
+/**
+ * Undefined when pgbouncer is installed here; otherwise why the tests that need it are skipped. In CI nothing may be
+ * skipped silently, so there it throws instead (.ci/run installs it).
+ */
+export function pgbouncerSkipReason(): string | undefined {
+  if (PGBOUNCER !== undefined) return undefined;
+  const reason = 'pgbouncer is not installed (Debian: apt-get install pgbouncer)';
+  if (process.env.CI) throw new Error(`${reason}; CI must run the tests through PgBouncer.`);
+  return reason;
+}
+
+/** PgBouncer refuses to run as root: it then runs as `postgres` (-u), as the private PostgreSQL does. */
+function runAsUser(dir: string): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
+  return 'postgres';
+}
+
+function quoted(text: string): string {
+  return `"${text.replaceAll('"', '""')}"`;
+}
+
+function accepting(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      done(true);
+    });
+    socket.once('error', () => done(false));
+  });
+}
+
+/** Starts PgBouncer in transaction pooling mode on a free port, every database forwarded to the test PostgreSQL. */
+export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<PgBouncer> {
+  const admin = new URL(ADMIN_URL);
+  const user = decodeURIComponent(admin.username) || 'root';
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'account-api-pgbouncer-'));
+  // trust: PgBouncer asks the client for nothing, but logs in to PostgreSQL with the password listed here (if any).
+  writeFileSync(join(dir, 'users.txt'), `${quoted(user)} ${quoted(decodeURIComponent(admin.password))}\n`);
+  writeFileSync(
+    join(dir, 'pgbouncer.ini'),
+    [
+      '[databases]',
+      `* = host=${admin.hostname.replace(/^\[|\]$/g, '')} port=${admin.port || '5432'}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${join(dir, 'users.txt')}`,
+      `admin_users = ${user}`,
+      'pool_mode = transaction',
+      `default_pool_size = ${options.poolSize ?? 20}`,
+      'max_client_conn = 500',
+      `logfile = ${join(dir, 'pgbouncer.log')}`,
+      '',
+    ].join('\n'),
+  );
+  const asUser = runAsUser(dir);
+  const child: ChildProcess = spawn(PGBOUNCER!, [...(asUser === undefined ? [] : ['-u', asUser]), join(dir, 'pgbouncer.ini')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const log = () => {
+    try {
+      return readFileSync(join(dir, 'pgbouncer.log'), 'utf8') + stderr;
+    } catch {
+      return stderr;
+    }
+  };
+  const deadline = Date.now() + HANG_MS;
+  while (!(await accepting(port))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`pgbouncer did not start listening on 127.0.0.1:${port}:\n${log()}`);
+    }
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  const url = (database: string) => {
+    const through = new URL(ADMIN_URL);
+    through.hostname = '127.0.0.1';
+    through.port = String(port);
+    through.pathname = `/${database}`;
+    return through.toString();
+  };
+  return {
+    port,
+    url,
+    log,
+    console: async (command) => {
+      const client = new pg.Client({ connectionString: url('pgbouncer') });
+      client.on('error', () => undefined);
+      await client.connect();
+      try {
+        return await client.query(command);
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    },
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
