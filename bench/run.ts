@@ -46,7 +46,9 @@ async function main(): Promise<number> {
       mkdirSync(options.out, { recursive: true });
       writeFileSync(join(options.out, 'results.md'), markdown);
       writeFileSync(join(options.out, 'results.svg'), renderChart(results));
-      written.push(join(options.out, 'results.md'), 'results.svg');
+      // The figures themselves, for what computes from them (scripts/capacity-model.ts reads table 3's).
+      writeFileSync(join(options.out, 'results.json'), `${JSON.stringify(results, null, 1)}\n`);
+      written.push(join(options.out, 'results.md'), 'results.svg', 'results.json');
     }
     process.stdout.write(markdown);
     log(`done in ${Math.round((performance.now() - began) / 1000)} s: ${written.join(' and ')}`);

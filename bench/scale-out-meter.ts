@@ -6,7 +6,7 @@
 // (--pg-settle) on both sides of the run. The CPU readings are taken at once, as the service's are.
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { clockTicksPerSecond, readCpu } from './cpu-time.ts';
+import { clockTicksPerSecond, cpuBetween, readCpu } from './cpu-time.ts';
 import type { Meter } from './load.ts';
 import { median } from './results.ts';
 
@@ -27,6 +27,12 @@ export interface ScaleOutFigures {
   readonly backendsVanished: number;
   /** Rows written per key used, per minute of the run (a run shorter than a minute counts as one); null but for spread keys. */
   readonly pgWritesPerKeyPerMinute: number | null;
+  /** WAL bytes the cluster wrote (pg_current_wal_lsn), settled on both sides: every database's, so a quiet cluster is assumed. */
+  readonly walBytes: number;
+  /** Growth of the bench database on disk (pg_database_size): rows kept, their indexes, and dead versions not yet reused. */
+  readonly retainedBytes: number;
+  /** The service's CPU after wrk stopped, while it delivered the webhook events the run's writes queued (0 with none queued). */
+  readonly drainServiceMicros: number;
 }
 
 const PROBE_NAME = 'account-api bench probe';
@@ -63,6 +69,15 @@ export class PostgresProbe {
     return Number(rows[0].n);
   }
 
+  /** The cluster's WAL position, in bytes from the start, and the bench database's size on disk. */
+  async storage(): Promise<{ walBytes: number; databaseBytes: number }> {
+    const { rows } = await this.#client.query(
+      "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 AS wal, pg_database_size($1)::float8 AS size",
+      [this.#database],
+    );
+    return { walBytes: Number(rows[0].wal), databaseBytes: Number(rows[0].size) };
+  }
+
   close(): Promise<void> {
     return this.#client.end();
   }
@@ -82,6 +97,11 @@ export class RowsProbe {
     client.on('error', () => undefined);
     await client.connect();
     return new RowsProbe(client);
+  }
+  /** Webhook deliveries not yet delivered nor given up on. */
+  async pendingDeliveries(): Promise<number> {
+    const { rows } = await this.#client.query("SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'");
+    return Number(rows[0].n);
   }
   async rowsWritten(): Promise<number> {
     const { rows } = await this.#client.query(
@@ -142,12 +162,22 @@ export interface ScaleOutProbes {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
+/** How long a run's queued webhook deliveries may take to drain before the bench gives up on the run. */
+const DRAIN_LIMIT_MS = 300_000;
+
 /**
  * A Meter for one run of the service on PostgreSQL + Redis. `spread`, when the load cycles through many keys: how many, and
  * how many requests may be in flight when wrk stops (answered and written by the server, but not counted by wrk).
+ * `drainOf`, for writes: the service, whose CPU is counted while it delivers what the run queued (a write's event belongs to
+ * its cost). Reads queue nothing, and are not made to wait (each reading of the queue is a transaction in the database).
  */
-export function scaleOutMeter(probes: ScaleOutProbes, spread: { keys: number; inFlight: number } | null): Meter<ScaleOutFigures> {
+export function scaleOutMeter(
+  probes: ScaleOutProbes,
+  spread: { keys: number; inFlight: number } | null,
+  drainOf: { readonly servicePid: number } | null,
+): Meter<ScaleOutFigures> {
   let start: {
+    storage: { walBytes: number; databaseBytes: number };
     counters: { transactions: number; rowsWritten: number };
     redis: { commands: number; scripts: number };
     backends: Map<number, number>;
@@ -160,17 +190,31 @@ export function scaleOutMeter(probes: ScaleOutProbes, spread: { keys: number; in
     async begin() {
       await sleep(probes.settleMs);
       const counted = await counters();
+      const storage = await probes.postgres.storage();
       const redis = await redisCommandCounts(probes.redis);
-      start = { counters: counted, redis, backends: cpuByPid(await probes.postgres.backends()), redisCpu: redisCpu() };
+      start = { storage, counters: counted, redis, backends: cpuByPid(await probes.postgres.backends()), redisCpu: redisCpu() };
     },
     async end(answers, seconds) {
       if (start === null) throw new Error('scaleOutMeter: end() before begin()');
+      let drainReadings = 0;
+      let drainNs = 0;
+      if (drainOf !== null) {
+        const drainFrom = readCpu(drainOf.servicePid);
+        for (const began = Date.now(); ; await sleep(100)) {
+          drainReadings += 1;
+          if ((await probes.rows.pendingDeliveries()) === 0) break;
+          if (Date.now() - began > DRAIN_LIMIT_MS) throw new Error(`webhook deliveries still pending ${DRAIN_LIMIT_MS / 1000} s after the run`);
+        }
+        drainNs = cpuBetween(drainFrom, readCpu(drainOf.servicePid)).ns;
+      }
       const backends = cpuBetweenPids(start.backends, cpuByPid(await probes.postgres.backends()));
       const redisNs = redisCpu() - start.redisCpu;
       const redis = await redisCommandCounts(probes.redis);
       await sleep(probes.settleMs);
       const counted = await counters();
-      const transactions = counted.transactions - start.counters.transactions - 1;
+      const storage = await probes.postgres.storage();
+      // The rows probe's readings of pending deliveries are transactions in the bench database too.
+      const transactions = counted.transactions - start.counters.transactions - 1 - drainReadings;
       const rowsWritten = counted.rowsWritten - start.counters.rowsWritten;
       // Each request of the run takes the next key: the answers, and the requests in flight at the end, which wrk drops uncounted.
       const keysUsed = spread === null ? null : Math.min(answers + spread.inFlight, spread.keys);
@@ -184,6 +228,9 @@ export function scaleOutMeter(probes: ScaleOutProbes, spread: { keys: number; in
         redisScripts: per(redis.scripts - start.redis.scripts),
         backendsVanished: backends.vanished,
         pgWritesPerKeyPerMinute: keysUsed === null || keysUsed === 0 ? null : rowsWritten / keysUsed / Math.max(1, seconds / 60),
+        walBytes: per(storage.walBytes - start.storage.walBytes),
+        retainedBytes: per(storage.databaseBytes - start.storage.databaseBytes),
+        drainServiceMicros: per(drainNs / 1000),
       };
     },
   };
@@ -202,5 +249,8 @@ export function medianScaleOut(taken: readonly ScaleOutFigures[]): ScaleOutFigur
     redisScripts: of((one) => one.redisScripts),
     backendsVanished: Math.max(...taken.map((one) => one.backendsVanished)),
     pgWritesPerKeyPerMinute: perKey.length === 0 ? null : median(perKey),
+    walBytes: of((one) => one.walBytes),
+    retainedBytes: of((one) => one.retainedBytes),
+    drainServiceMicros: of((one) => one.drainServiceMicros),
   };
 }

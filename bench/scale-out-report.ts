@@ -2,7 +2,7 @@
 // PostgreSQL transactions and rows written, and Redis commands and round trips per answer.
 import { count, type Footnotes, micros, table, times } from './markdown.ts';
 import type { BenchResults, Cell } from './results.ts';
-import { scaleOutTotal } from './targets.ts';
+import { scaleOutService, scaleOutTotal } from './targets.ts';
 
 const perAnswer = (value: number | undefined) => (value === undefined ? 'n/a' : value.toFixed(3));
 
@@ -16,12 +16,12 @@ function rowOf(row: { call: { label: string }; sqlite: Cell; postgres: Cell; red
   return [
     label,
     micros(base),
-    micros(postgres.value.cpuMicrosPerAnswer),
+    micros(scaleOutService(postgres)!),
     figures === undefined ? 'n/a' : micros(figures.postgresMicros),
     figures === undefined ? 'n/a' : micros(figures.redisMicros),
     total === null ? 'n/a' : micros(total),
     times(total === null ? null : total / base),
-    times(postgres.value.cpuMicrosPerAnswer / base),
+    times(scaleOutService(postgres)! / base),
     perAnswer(figures?.pgTransactions),
     perAnswer(figures?.pgRowsWritten),
     figures === undefined ? 'n/a' : `${perAnswer(figures.redisCommands)} (${perAnswer(figures.redisScripts)})`,
@@ -70,6 +70,22 @@ export function scaleOutSection(results: BenchResults, notes: Footnotes): string
       ],
       scale.rows.map((row) => rowOf(row, notes)),
       ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ),
+    'What the PostgreSQL side keeps and logs per answer, the figures docs/capacity.md takes to size a deployment. Its database ' +
+      `has one webhook endpoint (every event type, a receiver on this machine answering 204), so each write is an account update, ` +
+      'one audit entry and one event delivered to one endpoint; the service delivers the events as they come and after the run ' +
+      "until none is pending, which the service columns above include (that part on its own is shown here). WAL is the cluster's " +
+      "(pg_current_wal_lsn: every database's, so it assumes no other work there), database growth is pg_database_size's (rows, " +
+      `their indexes, dead versions not yet reused), both settled. Each seeded account (its row, its key, their indexes) took ` +
+      `${count(Math.round(scale.bytesPerAccount))} bytes.`,
+    table(
+      ['call', 'WAL bytes / answer', 'database growth bytes / answer', 'service µs / answer delivering after the run'],
+      scale.rows.map((row) => {
+        const figures = row.postgres.ok ? row.postgres.value.scaleOut : undefined;
+        if (figures === undefined) return [`\`${row.call.label}\``, 'n/a', 'n/a', 'n/a'];
+        return [`\`${row.call.label}\``, count(Math.round(figures.walBytes)), count(Math.round(figures.retainedBytes)), micros(figures.drainServiceMicros)];
+      }),
+      ['l', 'r', 'r', 'r'],
     ),
   ];
 }

@@ -5,8 +5,10 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
 import pg from 'pg';
 import { seedPostgres, seedSqlite } from './bulk-accounts.ts';
+import { runToEnd, SERVICE_MAIN } from './processes.ts';
 import { basicAuthorization, BENCH_CALLS, type BenchAccounts, type BenchCall } from './calls.ts';
 import { verify, type LoadSettings, type RequestPlan } from './load.ts';
 import type { BenchOptions, ScaleOutOptions } from './options.ts';
@@ -53,6 +55,8 @@ export type ScaleOutResults =
       readonly accounts: number;
       readonly settleSeconds: number;
       readonly seedingSeconds: { readonly sqlite: number; readonly postgres: number };
+      /** PostgreSQL database growth per seeded account (its row, its key, their indexes), from pg_database_size. */
+      readonly bytesPerAccount: number;
       readonly rows: readonly ScaleOutRow[];
     };
 
@@ -134,6 +138,30 @@ async function send(base: string, side: Side, call: BenchCall, index: number): P
   if (response.status !== call.expectedStatus) throw new Error(`${call.label} answered ${response.status} while counting Redis round trips`);
 }
 
+/**
+ * Where the service on PostgreSQL delivers the webhook event of every bench write (one endpoint, every event type): a receiver
+ * in the bench's process answering 204, so a write costs what docs/capacity.md assumes, one audit entry and one delivered
+ * event. The SQLite side has no endpoint: its deliveries would run on into the next measured run, with no meter to count them.
+ */
+async function webhookReceiver(): Promise<{ url: string; server: Server }> {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(204).end());
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the webhook receiver has no port');
+  return { url: `http://127.0.0.1:${address.port}/account-api`, server };
+}
+
+/** The service reaching a receiver on this machine: the bench's only webhook endpoint is on 127.0.0.1. */
+const WEBHOOKS_ENV = { WEBHOOK_ALLOW_PRIVATE: '1' };
+
+async function addEndpoint(databaseUrl: string, url: string): Promise<void> {
+  await runToEnd(SERVICE_MAIN, ['webhooks', 'add', url], { ...leanServiceEnv(), ...WEBHOOKS_ENV, DATABASE_URL: databaseUrl });
+}
+
 /** Client reads Redis has processed (INFO stats): one per round trip, however many commands a pipelined write carries. */
 async function readsProcessed(redis: BenchRedis): Promise<number> {
   const match = /^total_reads_processed:(\d+)/m.exec(await redis.client.info('stats'));
@@ -200,11 +228,17 @@ export async function runScaleOut(
     seedSqlite(sqlitePath, { ...seed, keysOut: join(workspace.dir, 'scale-out-sqlite.keys') });
     seeding.sqlite = (performance.now() - began) / 1000;
     const pgAccounts = await createBenchAccounts(pgUrl, leanServiceEnv());
+    const sizeBefore = await onAdmin(pgUrl, (client) => client.query('SELECT pg_database_size(current_database())::float8 AS size'));
     began = performance.now();
     await seedPostgres(pgUrl, { ...seed, keysOut: join(workspace.dir, 'scale-out-postgres.keys') });
     seeding.postgres = (performance.now() - began) / 1000;
     // The bulk load's own autovacuum must not run during (and be counted in) the measured runs.
     await onAdmin(pgUrl, (client) => client.query('VACUUM ANALYZE'));
+    const sizeAfter = await onAdmin(pgUrl, (client) => client.query('SELECT pg_database_size(current_database())::float8 AS size'));
+    const bytesPerAccount = (Number(sizeAfter.rows[0].size) - Number(sizeBefore.rows[0].size)) / scale.accounts;
+    const receiver = await webhookReceiver();
+    closing.push(() => new Promise((done) => receiver.server.close(done)));
+    await addEndpoint(pgUrl, receiver.url);
     log(`  ${scale.accounts.toLocaleString('en-US')} accounts with keys: SQLite ${seeding.sqlite.toFixed(1)} s, PostgreSQL ${seeding.postgres.toFixed(1)} s`);
     for (const engine of ['sqlite', 'postgres']) {
       await authorizationsFile(join(workspace.dir, `scale-out-${engine}.keys`), join(workspace.dir, `scale-out-${engine}.authorizations`));
@@ -212,7 +246,7 @@ export async function runScaleOut(
 
     const sqliteServer = await launch(fleet, workspace, 'service', options, { name: 'service on SQLite', database: sqlitePath });
     // A Redis database number of its own, though this redis-server serves the bench alone.
-    const pgServer = await launch(fleet, workspace, 'service-pg', options, { name: 'service on PostgreSQL', database: pgUrl, redisUrl: `${redis.url}/1` });
+    const pgServer = await launch(fleet, workspace, 'service-pg', options, { name: 'service on PostgreSQL', database: pgUrl, redisUrl: `${redis.url}/1`, env: WEBHOOKS_ENV });
     const sides = new Map<ServerProcess, Side>([
       [sqliteServer, { server: sqliteServer, accounts: sqliteAccounts, authorizations: join(workspace.dir, 'scale-out-sqlite.authorizations'), cursor: { next: 0 } }],
       [pgServer, { server: pgServer, accounts: pgAccounts, authorizations: join(workspace.dir, 'scale-out-postgres.authorizations'), cursor: { next: 0 } }],
@@ -232,7 +266,7 @@ export async function runScaleOut(
         settings,
         plan: () => (call.id === 'user-spread' ? planSpread(side, scale.accounts) : verify(side.server.url, call, side.accounts, null)),
         ...(side.server === pgServer
-          ? { meter: scaleOutMeter(probes, call.id === 'user-spread' ? { keys: scale.accounts, inFlight: settings.connections } : null) }
+          ? { meter: scaleOutMeter(probes, call.id === 'user-spread' ? { keys: scale.accounts, inFlight: settings.connections } : null, call.method === 'POST' ? { servicePid: pgServer.pid } : null) }
           : {}),
       })),
     );
@@ -249,7 +283,7 @@ export async function runScaleOut(
     }
     await fleet.stop(sqliteServer);
     await fleet.stop(pgServer);
-    return { measured: true, accounts: scale.accounts, settleSeconds: scale.settleSeconds, seedingSeconds: seeding, rows };
+    return { measured: true, accounts: scale.accounts, settleSeconds: scale.settleSeconds, seedingSeconds: seeding, bytesPerAccount, rows };
   } finally {
     for (const close of closing) await close().catch(() => undefined);
     await redis?.stop();

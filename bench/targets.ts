@@ -195,7 +195,13 @@ const atMost = (value: number | null, target: number) => (value === null ? null 
 /** Service + PostgreSQL backends + redis-server CPU µs per answer, or null. */
 export function scaleOutTotal(cell: Cell): number | null {
   if (!cell.ok || cell.value.scaleOut === undefined) return null;
-  return cell.value.cpuMicrosPerAnswer + cell.value.scaleOut.postgresMicros + cell.value.scaleOut.redisMicros;
+  return scaleOutService(cell)! + cell.value.scaleOut.postgresMicros + cell.value.scaleOut.redisMicros;
+}
+
+/** The service's own CPU per answer on PostgreSQL + Redis: during the run, and after it while it delivered the run's events. */
+export function scaleOutService(cell: Cell): number | null {
+  if (!cell.ok) return null;
+  return cell.value.cpuMicrosPerAnswer + (cell.value.scaleOut?.drainServiceMicros ?? 0);
 }
 
 /** Table 3's targets; none when table 3 was not measured. */
@@ -209,7 +215,7 @@ export function scaleOutTargets(results: BenchResults): TargetRow[] {
   if (hot !== undefined) {
     const sqlite = hot.sqlite.ok ? hot.sqlite.value.cpuMicrosPerAnswer : null;
     const total = scaleOutTotal(hot.postgres);
-    const service = hot.postgres.ok ? hot.postgres.value.cpuMicrosPerAnswer : null;
+    const service = scaleOutService(hot.postgres);
     const of = (value: number | null) => (value === null || sqlite === null ? null : value / sqlite);
     const both = (value: number | null) => `${times(of(value))} (${value === null ? 'n/a' : micros(value)} µs against ${sqlite === null ? 'n/a' : micros(sqlite)} µs)`;
     rows.push({

@@ -150,6 +150,17 @@ test('table 3 puts the service on PostgreSQL + Redis beside SQLite, with every f
       assert.match(value, /^\d[\d,]*(\.\d+)?(×| \(\d+\.\d+\))?$/, `${label}: column ${index + 2} of table 3 is '${value}'`);
     }
   }
+  // What the capacity model takes: WAL and database growth per answer (a write logs WAL), in the table and in results.json.
+  const storage = three.slice(three.indexOf('| call | WAL bytes / answer'));
+  for (const label of ['GET /user', 'GET /user, keys spread over many accounts', 'POST /settings']) {
+    const cells = row(storage, `\`${label}\``);
+    assert.ok(cells !== undefined, `no row for ${label} in table 3's WAL and growth table:\n${three}`);
+    for (const value of cells.slice(1)) assert.match(value, /^-?\d[\d,]*(\.\d+)?$/, `${label}: WAL and growth cell '${value}'`);
+  }
+  const json = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
+  const write = json.scaleOut.rows.find((one: { call: { id: string } }) => one.call.id === 'post-settings');
+  assert.ok(write.postgres.value.scaleOut.walBytes > 0, `results.json: a write logged no WAL: ${JSON.stringify(write.postgres.value.scaleOut)}`);
+  assert.ok(json.scaleOut.bytesPerAccount > 0, 'results.json: seeded accounts took no room');
   const targets = section(markdown, '## Targets');
   for (const measure of [
     'CPU per answer, `GET /user` (one key): PostgreSQL + Redis, every process',
