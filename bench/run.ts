@@ -1,9 +1,11 @@
 // `npm run bench`: the service beside the ceiling, plain Fastify and Express under the same wrk load, endpoint by endpoint, with
 // each server's CPU time per answer (results.md, results.svg); with --instructions, instructions per answer under callgrind
-// instead (instructions.md).
+// instead (instructions.md); with --at-size, the service on PostgreSQL at 10^3 to 10^7 accounts (at-size/results.md).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runAtSize } from './at-size.ts';
+import { renderAtSize } from './at-size-report.ts';
 import { renderChart } from './chart.ts';
 import { countInstructions } from './instructions.ts';
 import { renderInstructions } from './instructions-report.ts';
@@ -34,7 +36,12 @@ async function main(): Promise<number> {
   try {
     const written: string[] = [];
     let markdown: string;
-    if (options.instructions !== null) {
+    if (options.atSize !== null) {
+      markdown = renderAtSize(await runAtSize(options, options.atSize, command, work, fleet, log));
+      mkdirSync(options.out, { recursive: true });
+      writeFileSync(join(options.out, 'results.md'), markdown);
+      written.push(join(options.out, 'results.md'));
+    } else if (options.instructions !== null) {
       const results = await countInstructions(options, options.instructions, command, work, fleet, log);
       markdown = renderInstructions(results);
       mkdirSync(options.out, { recursive: true });

@@ -1,0 +1,129 @@
+// Turns the at-size bench's results into at-size/results.md: one table, a column per size, the largest size's ratio to the
+// smallest and a "flat" verdict per measure.
+import { medianStart, type AtSizeResults, type AtSizeRow } from './at-size.ts';
+import { count, Footnotes, machineRows, megabytes, micros, ms, table, times } from './markdown.ts';
+import type { Cell } from './results.ts';
+import type { ScaleOutFigures } from './scale-out-meter.ts';
+
+/** A measure is flat when the largest size costs at most this many times the smallest (req/s: at least its inverse). */
+export const FLAT = 1.25;
+
+interface Measure {
+  readonly label: string;
+  readonly value: (row: AtSizeRow) => number | null;
+  readonly format: (value: number) => string;
+  /** 'lower': a cost (flat: ratio ≤ FLAT); 'higher': a rate (flat: ratio ≥ 1 / FLAT); null: context, no verdict. */
+  readonly better: 'lower' | 'higher' | null;
+}
+
+const ok = (cell: Cell) => (cell.ok ? cell.value : null);
+const engines = (cell: Cell): ScaleOutFigures | null => ok(cell)?.scaleOut ?? null;
+const total = (cell: Cell) => {
+  const value = ok(cell);
+  const figures = engines(cell);
+  return value === null || figures === null ? null : value.cpuMicrosPerAnswer + figures.postgresMicros + figures.redisMicros;
+};
+
+function callMeasures(name: string, cellOf: (row: AtSizeRow) => Cell): Measure[] {
+  return [
+    { label: `${name}: service µs CPU / answer`, value: (row) => ok(cellOf(row))?.cpuMicrosPerAnswer ?? null, format: micros, better: 'lower' },
+    { label: `${name}: PostgreSQL backends µs / answer`, value: (row) => engines(cellOf(row))?.postgresMicros ?? null, format: micros, better: 'lower' },
+    { label: `${name}: redis-server µs / answer`, value: (row) => engines(cellOf(row))?.redisMicros ?? null, format: micros, better: 'lower' },
+    { label: `${name}: total µs / answer`, value: (row) => total(cellOf(row)), format: micros, better: 'lower' },
+    { label: `${name}: req/s`, value: (row) => ok(cellOf(row))?.requestsPerSecond ?? null, format: count, better: 'higher' },
+    { label: `${name}: p99 ms`, value: (row) => ok(cellOf(row))?.p99Ms ?? null, format: ms, better: null },
+  ];
+}
+
+export function measures(results: AtSizeResults): Measure[] {
+  const rounds = results.settings.rounds;
+  return [
+    { label: `start-up: spawn to first 200 on GET /hello, median of ${results.settings.starts} (ms)`, value: medianStart, format: (v) => String(Math.round(v)), better: 'lower' },
+    { label: 'peak resident memory of the service (VmHWM, MB)', value: (row) => row.peakRssMB, format: (v) => megabytes(v), better: 'lower' },
+    ...callMeasures('`GET /user` one hot key', (row) => row.hot),
+    ...callMeasures('`GET /user` keys spread over the table', (row) => row.spread),
+    { label: 'spread: accounts with real keys it cycles through', value: (row) => row.spreadKeys, format: count, better: null },
+    {
+      label: 'spread: answers per sampled key in one run',
+      value: (row) => (ok(row.spread) === null ? null : ok(row.spread)!.responses / rounds / row.spreadKeys),
+      format: (v) => v.toFixed(2),
+      better: null,
+    },
+    { label: 'grown to this size in (s: rows, sampled keys, VACUUM ANALYZE)', value: (row) => row.seedingSeconds, format: (v) => v.toFixed(1), better: null },
+    { label: 'load average (1 min) when this size was measured', value: (row) => row.loadAverage, format: (v) => v.toFixed(1), better: null },
+  ];
+}
+
+function verdictOf(measure: Measure, ratio: number | null): string {
+  if (measure.better === null) return '';
+  if (ratio === null) return 'n/a';
+  const flat = measure.better === 'lower' ? ratio <= FLAT : ratio >= 1 / FLAT;
+  return flat ? 'flat' : measure.better === 'lower' ? 'grows' : 'falls';
+}
+
+export function renderAtSize(results: AtSizeResults): string {
+  const notes = new Footnotes();
+  const rows = results.rows;
+  const first = rows[0]!;
+  const last = rows.at(-1)!;
+  const previous = rows.length > 2 ? rows.at(-2)! : null;
+  const size = (row: AtSizeRow) => count(row.accounts);
+  const header = [
+    'measure',
+    ...rows.map((row) => `${size(row)} accounts`),
+    `${size(last)} / ${size(first)}`,
+    ...(previous === null ? [] : [`${size(last)} / ${size(previous)}`]),
+    `flat? (${size(last)} / ${size(first)} ≤ ${FLAT}×; req/s ≥ ${(1 / FLAT).toFixed(2)}×)`,
+  ];
+  const ratio = (measure: Measure, a: AtSizeRow, b: AtSizeRow) => {
+    const [top, bottom] = [measure.value(a), measure.value(b)];
+    return top === null || bottom === null || bottom === 0 ? null : top / bottom;
+  };
+  const body = measures(results).map((measure) => {
+    const main = ratio(measure, last, first);
+    return [
+      measure.label,
+      ...rows.map((row) => {
+        const value = measure.value(row);
+        return value === null ? 'n/a' : measure.format(value);
+      }),
+      measure.better === null ? '' : times(main),
+      ...(previous === null ? [] : [measure.better === null ? '' : times(ratio(measure, last, previous))]),
+      verdictOf(measure, main),
+    ];
+  });
+  const wrong = rows.flatMap((row) =>
+    [row.hot, row.spread].flatMap((cell) => (cell.ok ? [] : [`${size(row)} accounts: ${notes.mark(cell)}`])),
+  );
+  const { settings } = results;
+  const lines = [
+    '# The bench at size: the service on PostgreSQL + Redis over 10^3 to 10^7 accounts',
+    '',
+    `Written by \`${results.command}\`${results.smoke ? ' (a smoke run: its figures mean nothing)' : ''}; see [../README.md](../README.md#the-bench-at-size---at-size).`,
+    '',
+    table(['', ''], machineRows(results.machine), ['l', 'l']),
+    '',
+    'One PostgreSQL database, grown in steps: at each size the seeded accounts (each Premium with one key) are made by ' +
+      'PostgreSQL, a uniform random sample of all of them is given real keys, the database is vacuumed and analysed, and then ' +
+      `the service (lean settings, \`DATABASE_URL\` on that database, \`REDIS_URL\` on a redis-server of the bench's own, flushed ` +
+      `between sizes) is started ${settings.starts} time${settings.starts === 1 ? '' : 's'} for the start-up figure, then once for the load runs: \`GET /user\` with the ` +
+      "bench account's one key, and with the sampled keys in turn (a different account each request, drawn from the whole table, " +
+      `so that at 10^7 the reads really go through a 10^7-row table and its indexes). wrk: ${settings.connections} connections, ` +
+      `${settings.warmupSeconds} s warm-up, ${settings.durationSeconds} s measured, ${settings.rounds} round(s), each figure the median. ` +
+      'CPU per answer counts the service (every thread), every process connected to the bench database (its backends) and the ' +
+      "redis-server, as table 3 of results.md does. Peak memory is the service's VmHWM over its load runs.",
+    '',
+    `**Flat** means the largest size costs at most ${FLAT}× the smallest (requests per second: at least ${(1 / FLAT).toFixed(2)}× of it). ` +
+      'The sizes are measured one after another, minutes apart, on a shared machine: the load average of each is in the table, ' +
+      'and a difference that follows it is the machine, not the size. With fewer accounts than the credential cache holds ' +
+      '(CREDENTIAL_CACHE_SIZE, 10,000) and a run that uses every key many times (the "answers per sampled key" row), the spread ' +
+      "run at the smallest size reads mostly from the cache; from 10^6 each key is used about once a run, so every read misses it: " +
+      `the ${previous === null ? '' : `${size(last)} / ${size(previous)} column compares two sizes that both miss, and the `}` +
+      'smallest-size column is the cheaper case for the spread rows.',
+    '',
+    table(header, body, ['l', ...rows.map(() => 'r' as const), 'r', ...(previous === null ? [] : ['r' as const]), 'l']),
+    ...(wrong.length === 0 ? [] : ['', ...wrong, '', notes.render()]),
+    '',
+  ];
+  return lines.join('\n');
+}
