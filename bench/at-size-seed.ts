@@ -91,7 +91,7 @@ export function sampleIds(first: number, last: number, count: number): number[] 
 /**
  * Gives `count` seeded accounts drawn uniformly at random from all of them a real key (made as the service makes them,
  * replacing the one nobody knew), and writes their `Authorization` header values, one a line, in the drawn order: what wrk
- * sends. Then VACUUM ANALYZE, the replaced rows included.
+ * sends. Then VACUUM ANALYZE, the replaced rows included, and a CHECKPOINT.
  */
 export async function realKeysFor(url: string, seeded: Seeded, count: number, authorizationsFile: string): Promise<number> {
   const ids = sampleIds(seeded.firstId, seeded.lastId, count);
@@ -114,6 +114,8 @@ export async function realKeysFor(url: string, seeded: Seeded, count: number, au
     output.end();
     await once(output, 'finish');
     await client.query('VACUUM ANALYZE');
+    // The load's dirty pages are written now rather than by a checkpoint during the measurements.
+    await client.query('CHECKPOINT');
     return ids.length;
   } finally {
     output.destroy();
