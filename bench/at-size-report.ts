@@ -68,30 +68,27 @@ export function renderAtSize(results: AtSizeResults): string {
   const last = rows.at(-1)!;
   const previous = rows.length > 2 ? rows.at(-2)! : null;
   const size = (row: AtSizeRow) => count(row.accounts);
+  const pairs = [[last, first], ...(previous === null ? [] : [[last, previous]])] as const;
   const header = [
     'measure',
     ...rows.map((row) => `${size(row)} accounts`),
-    `${size(last)} / ${size(first)}`,
-    ...(previous === null ? [] : [`${size(last)} / ${size(previous)}`]),
-    `flat? (${size(last)} / ${size(first)} ≤ ${FLAT}×; req/s ≥ ${(1 / FLAT).toFixed(2)}×)`,
+    ...pairs.flatMap(([top, bottom]) => [`${size(top)} / ${size(bottom)}`, 'flat?']),
   ];
   const ratio = (measure: Measure, a: AtSizeRow, b: AtSizeRow) => {
     const [top, bottom] = [measure.value(a), measure.value(b)];
     return top === null || bottom === null || bottom === 0 ? null : top / bottom;
   };
-  const body = measures(results).map((measure) => {
-    const main = ratio(measure, last, first);
-    return [
-      measure.label,
-      ...rows.map((row) => {
-        const value = measure.value(row);
-        return value === null ? 'n/a' : measure.format(value);
-      }),
-      measure.better === null ? '' : times(main),
-      ...(previous === null ? [] : [measure.better === null ? '' : times(ratio(measure, last, previous))]),
-      verdictOf(measure, main),
-    ];
-  });
+  const body = measures(results).map((measure) => [
+    measure.label,
+    ...rows.map((row) => {
+      const value = measure.value(row);
+      return value === null ? 'n/a' : measure.format(value);
+    }),
+    ...pairs.flatMap(([top, bottom]) => {
+      const each = ratio(measure, top, bottom);
+      return measure.better === null ? ['', ''] : [times(each), verdictOf(measure, each)];
+    }),
+  ]);
   const wrong = rows.flatMap((row) =>
     [row.hot, row.spread].flatMap((cell) => (cell.ok ? [] : [`${size(row)} accounts: ${notes.mark(cell)}`])),
   );
@@ -113,15 +110,15 @@ export function renderAtSize(results: AtSizeResults): string {
       'CPU per answer counts the service (every thread), every process connected to the bench database (its backends) and the ' +
       "redis-server, as table 3 of results.md does. Peak memory is the service's VmHWM over its load runs.",
     '',
-    `**Flat** means the largest size costs at most ${FLAT}× the smallest (requests per second: at least ${(1 / FLAT).toFixed(2)}× of it). ` +
+    `**Flat** means the larger size costs at most ${FLAT}× the smaller (requests per second: at least ${(1 / FLAT).toFixed(2)}× of it); ` +
+      `the first verdict compares the largest size with the smallest${previous === null ? '' : ', the second with the size before it'}. ` +
       'The sizes are measured one after another, minutes apart, on a shared machine: the load average of each is in the table, ' +
       'and a difference that follows it is the machine, not the size. With fewer accounts than the credential cache holds ' +
       '(CREDENTIAL_CACHE_SIZE, 10,000) and a run that uses every key many times (the "answers per sampled key" row), the spread ' +
       "run at the smallest size reads mostly from the cache; from 10^6 each key is used about once a run, so every read misses it: " +
-      `the ${previous === null ? '' : `${size(last)} / ${size(previous)} column compares two sizes that both miss, and the `}` +
-      'smallest-size column is the cheaper case for the spread rows.',
+      `the smallest size is the cheaper case for the spread rows${previous === null ? '' : `, and the ${size(last)} / ${size(previous)} columns compare two sizes where every read misses: whether a cold read grows with the table`}.`,
     '',
-    table(header, body, ['l', ...rows.map(() => 'r' as const), 'r', ...(previous === null ? [] : ['r' as const]), 'l']),
+    table(header, body, ['l', ...rows.map(() => 'r' as const), ...pairs.flatMap(() => ['r', 'l'] as const)]),
     ...(wrong.length === 0 ? [] : ['', ...wrong, '', notes.render()]),
     '',
   ];
