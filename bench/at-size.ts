@@ -101,7 +101,16 @@ async function startTimes(env: NodeJS.ProcessEnv, options: BenchOptions): Promis
 }
 
 /** The at-size table: one PostgreSQL database grown through `atSize.accounts`, measured at each size. */
-export async function runAtSize(options: BenchOptions, atSize: AtSizeOptions, command: string, work: string, fleet: Fleet, log: (line: string) => void): Promise<AtSizeResults> {
+export async function runAtSize(
+  options: BenchOptions,
+  atSize: AtSizeOptions,
+  command: string,
+  work: string,
+  fleet: Fleet,
+  /** Undone by the caller if the bench is interrupted; emptied again when this returns. */
+  leftovers: Set<() => Promise<unknown>>,
+  log: (line: string) => void,
+): Promise<AtSizeResults> {
   const machine = describeMachine(options.serviceNodeArgs);
   const settings: LoadSettings = {
     connections: options.connections,
@@ -116,11 +125,15 @@ export async function runAtSize(options: BenchOptions, atSize: AtSizeOptions, co
     url.pathname = `/${database}`;
     return url.toString();
   })();
+  const drop = () => onAdmin(atSize.postgresUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
   await onAdmin(atSize.postgresUrl, (client) => client.query(`CREATE DATABASE ${database}`));
+  leftovers.add(drop);
   const redis = await startRedis().catch(async (error: Error) => {
-    await onAdmin(atSize.postgresUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${database}`));
+    leftovers.delete(drop);
+    await drop();
     throw new Error(`redis-server could not be started: ${error.message}`);
   });
+  leftovers.add(redis.stop);
   const closing: (() => Promise<unknown>)[] = [];
   try {
     const accounts = await createBenchAccounts(pgUrl, leanServiceEnv());
@@ -180,9 +193,9 @@ export async function runAtSize(options: BenchOptions, atSize: AtSizeOptions, co
   } finally {
     for (const close of closing) await close().catch(() => undefined);
     await redis.stop();
-    await onAdmin(atSize.postgresUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)).catch((error: Error) =>
-      log(`  warning: could not drop ${database}: ${error.message}`),
-    );
+    await drop().catch((error: Error) => log(`  warning: could not drop ${database}: ${error.message}`));
+    leftovers.delete(redis.stop);
+    leftovers.delete(drop);
   }
 }
 

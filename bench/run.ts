@@ -27,8 +27,11 @@ async function main(): Promise<number> {
   const work = mkdtempSync(join(tmpdir(), 'account-api-bench-'));
   const began = performance.now();
   const fleet = new Fleet();
+  // What an interrupted mode must still undo besides the servers (the at-size bench's redis-server and database).
+  const leftovers = new Set<() => Promise<unknown>>();
   const cleanUp = async () => {
     await fleet.stopAll();
+    for (const undo of leftovers) await undo().catch(() => undefined);
     rmSync(work, { recursive: true, force: true });
   };
   process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)));
@@ -37,7 +40,7 @@ async function main(): Promise<number> {
     const written: string[] = [];
     let markdown: string;
     if (options.atSize !== null) {
-      markdown = renderAtSize(await runAtSize(options, options.atSize, command, work, fleet, log));
+      markdown = renderAtSize(await runAtSize(options, options.atSize, command, work, fleet, leftovers, log));
       mkdirSync(options.out, { recursive: true });
       writeFileSync(join(options.out, 'results.md'), markdown);
       written.push(join(options.out, 'results.md'));
