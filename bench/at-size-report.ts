@@ -56,7 +56,7 @@ export function measures(results: AtSizeResults): Measure[] {
       format: (v) => v.toFixed(2),
       better: null,
     },
-    { label: 'grown to this size in (s: rows, sampled keys, VACUUM ANALYZE)', value: (row) => row.seedingSeconds, format: (v) => v.toFixed(1), better: null },
+    { label: 'grown to this size in (s: rows, VACUUM ANALYZE, CHECKPOINT)', value: (row) => row.seedingSeconds, format: (v) => v.toFixed(1), better: null },
     { label: 'load average (1 min) when this size was measured', value: (row) => row.loadAverage, format: (v) => v.toFixed(1), better: null },
   ];
 }
@@ -108,7 +108,8 @@ export function renderAtSize(results: AtSizeResults): string {
     table(['', ''], machineRows(results.machine), ['l', 'l']),
     '',
     'One PostgreSQL database, grown in steps: at each size the seeded accounts (each Premium with one key) are made by ' +
-      'PostgreSQL, a uniform random sample of all of them is given real keys, the database is vacuumed and analysed, and then ' +
+      'PostgreSQL, those of a sample drawn uniformly from all the accounts of that size with real keys (drawn before any row is ' +
+      'written, so their rows lie where their ids put them), the database is vacuumed, analysed and checkpointed, and then ' +
       `the service (lean settings, \`DATABASE_URL\` on that database, \`REDIS_URL\` on a redis-server of the bench's own, flushed ` +
       `between sizes) is started ${settings.starts} time${settings.starts === 1 ? '' : 's'} for the start-up figure, then once for the load runs: \`GET /user\` with the ` +
       "bench account's one key, and with the sampled keys in turn (a different account each request, drawn from the whole table, " +

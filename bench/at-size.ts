@@ -7,7 +7,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
-import { AT_SIZE_PREFIX, growTo, realKeysFor, type Seeded } from './at-size-seed.ts';
+import { AT_SIZE_PREFIX, growTo, planSeeding, writeAuthorizations } from './at-size-seed.ts';
 import { BENCH_CALLS, type BenchAccounts, type BenchCall } from './calls.ts';
 import { verify, type LoadSettings, type RequestPlan } from './load.ts';
 import type { AtSizeOptions, BenchOptions } from './options.ts';
@@ -149,13 +149,14 @@ export async function runAtSize(
     const env = { ...leanServiceEnv(), DATABASE_URL: pgUrl, REDIS_URL: redisUrl };
 
     const rows: AtSizeRow[] = [];
-    let seeded: Seeded | null = null;
+    const plan = await planSeeding(pgUrl, atSize.accounts, atSize.sample);
+    let next = plan.firstId;
     for (const size of atSize.accounts) {
       log(`${size.toLocaleString('en-US')} accounts`);
       const began = performance.now();
-      seeded = await growTo(pgUrl, size, seeded, log);
+      next = await growTo(pgUrl, plan, next, size, log);
       const authorizations = join(work, `at-size-${size}.authorizations`);
-      const spreadKeys = await realKeysFor(pgUrl, seeded, Math.min(size, atSize.sample), authorizations);
+      const spreadKeys = await writeAuthorizations(plan, size, authorizations);
       const seedingSeconds = (performance.now() - began) / 1000;
       log(`  grown in ${seedingSeconds.toFixed(1)} s; ${spreadKeys.toLocaleString('en-US')} sampled accounts with real keys`);
       // Every size starts from the same Redis: nothing counted or stamped at the last size.

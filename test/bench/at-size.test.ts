@@ -4,12 +4,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sampleIds } from '../../bench/at-size-seed.ts';
+import { growTo, planSeeding, sampleIds } from '../../bench/at-size-seed.ts';
 import type { AtSizeResults, AtSizeRow } from '../../bench/at-size.ts';
 import { renderAtSize } from '../../bench/at-size-report.ts';
 import { parseOptions } from '../../bench/options.ts';
+import { runToEnd, SERVICE_MAIN } from '../../bench/processes.ts';
 import { describeMachine, type Cell } from '../../bench/results.ts';
-import { ADMIN_URL, postgresSkipReason } from '../support/postgres.ts';
+import { cleanEnv } from '../../bench/servers.ts';
+import { ADMIN_URL, createTestDatabase, postgresSkipReason } from '../support/postgres.ts';
 import { requiring } from '../support/requiring.ts';
 import { row, runBench, toolsSkipReason } from './bench-tools.ts';
 
@@ -62,6 +64,29 @@ test('the spread run cycles through real keys of every account at these sizes, a
   const load = row(markdown, 'load average (1 min) when this size was measured');
   assert.ok(load !== undefined && NUMBER.test(load[1]!) && NUMBER.test(load[2]!), `no load average per size: ${load}`);
   assert.ok((row(markdown, 'load average')?.[1] ?? '') !== '', 'the machine table has no load average');
+});
+
+test("each size's sampled accounts get real keys written in place, in id order among the others, not appended", async () => {
+  const database = await createTestDatabase();
+  try {
+    await runToEnd(SERVICE_MAIN, ['migrate'], { ...cleanEnv(), DATABASE_URL: database.url });
+    const plan = await planSeeding(database.url, [300, 3000], 200);
+    const next = await growTo(database.url, plan, await growTo(database.url, plan, plan.firstId, 300, () => {}), 3000, () => {});
+    assert.equal(next, plan.firstId + 3000);
+    assert.deepEqual([...plan.samples.values()].map((ids) => ids.length), [200, 200]);
+    const { rows } = await database.query('SELECT account_id, key_id, encode(secret_hash, $1) AS hash FROM api_keys ORDER BY ctid', ['hex']);
+    assert.equal(rows.length, 3000);
+    const ids = rows.map((row: { account_id: string }) => Number(row.account_id));
+    assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'the key rows are not in id order on disk: the sampled ones were appended');
+    const stored = new Map(rows.map((row: { account_id: string; key_id: string; hash: string }) => [Number(row.account_id), row]));
+    for (const [id, key] of plan.keys) {
+      assert.equal(stored.get(id)?.key_id, key.keyId, `account ${id} has not its real key`);
+      assert.equal(stored.get(id)?.hash, key.hash.toString('hex'));
+    }
+    assert.equal(rows.filter((row: { key_id: string }) => !row.key_id.includes('_')).length, plan.keys.size, 'a real key id among the unknown ones');
+  } finally {
+    await database.drop();
+  }
 });
 
 pureTest('sampled accounts are distinct, within the seeded range, and drawn from all of it', () => {
