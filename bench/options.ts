@@ -39,6 +39,17 @@ export interface BenchOptions {
   readonly instructions: InstructionOptions | null;
   /** Table 3, the service on PostgreSQL + Redis beside SQLite; null: not measured (--no-scale-out). */
   readonly scaleOut: ScaleOutOptions | null;
+  /** Instead of the load tables: the service on PostgreSQL at growing sizes (bench/at-size.ts, at-size/results.md). */
+  readonly atSize: AtSizeOptions | null;
+}
+
+export interface AtSizeOptions {
+  /** Accounts in the one database, grown in these steps, ascending. */
+  readonly accounts: readonly number[];
+  /** Accounts drawn at random at each size to get real keys, which the spread GET /user sends in turn. */
+  readonly sample: number;
+  /** A superuser connection; the bench creates (and drops) a database of its own through it. */
+  readonly postgresUrl: string;
 }
 
 export interface ScaleOutOptions {
@@ -90,6 +101,10 @@ export const USAGE = `npm run bench -- [options]     (or: node bench/run.ts [opt
                          default postgres://USER@127.0.0.1:5432/postgres
   --pg-settle S          seconds for PostgreSQL's statistics to be flushed, each side of a run  default 11 (smoke: 1)
   --no-scale-out         leave table 3 out
+
+  --at-size              instead of the tables: the service on PostgreSQL + Redis at growing sizes (at-size/results.md)
+  --at-size-accounts L   the sizes, one database grown in steps       default 1000,1000000,10000000 (smoke: 100,1000)
+  --at-size-sample N     accounts drawn at random per size for real keys (the spread run's)  default 200000
 
   --instructions         instead of the tables: instructions per answer under callgrind (writes instructions.md)
   --requests N           N: each measured phase is N then 3N requests of one call   default 1000
@@ -144,6 +159,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
         postgres: { type: 'string' },
         'pg-settle': { type: 'string' },
         'no-scale-out': { type: 'boolean', default: false },
+        'at-size': { type: 'boolean', default: false },
+        'at-size-accounts': { type: 'string' },
+        'at-size-sample': { type: 'string' },
       },
     });
     if (values.help) return { usage: USAGE };
@@ -158,6 +176,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
         throw new UsageError(`--servers takes ${INSTRUCTION_SERVERS.join(', ')}; got '${server}'`);
       }
     }
+    const postgresUrl = values.postgres ?? env.BENCH_POSTGRES_URL ?? `postgres://${userInfo().username}@127.0.0.1:5432/postgres`;
+    const atSize = values['at-size'];
     return {
       smoke,
       connections: positive('--connections', pick(values.connections, 'BENCH_CONNECTIONS', '64', '4'), true),
@@ -189,11 +209,21 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
         ? null
         : {
             accounts: positive('--scale-out-accounts', pick(values['scale-out-accounts'], 'BENCH_SCALE_OUT_ACCOUNTS', '1000000', '200'), true),
-            postgresUrl: values.postgres ?? env.BENCH_POSTGRES_URL ?? `postgres://${userInfo().username}@127.0.0.1:5432/postgres`,
+            postgresUrl,
             settleSeconds: Number(small(values['pg-settle'], '11', '1')),
           },
+      atSize: atSize
+        ? {
+            accounts: list('--at-size-accounts', small(values['at-size-accounts'], '1000,1000000,10000000', '100,1000')),
+            sample: positive('--at-size-sample', values['at-size-sample'] ?? '200000', true),
+            postgresUrl,
+          }
+        : null,
       // A smoke run never overwrites the committed results unless told to.
-      out: resolve(cwd, values.out ?? env.BENCH_OUT ?? (smoke ? mkdtempSync(join(tmpdir(), 'account-api-bench-smoke-')) : import.meta.dirname)),
+      out: resolve(
+        cwd,
+        values.out ?? env.BENCH_OUT ?? (smoke ? mkdtempSync(join(tmpdir(), 'account-api-bench-smoke-')) : atSize ? join(import.meta.dirname, 'at-size') : import.meta.dirname),
+      ),
     };
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

@@ -1,9 +1,11 @@
 // `npm run bench`: the service beside the ceiling, plain Fastify and Express under the same wrk load, endpoint by endpoint, with
 // each server's CPU time per answer (results.md, results.svg); with --instructions, instructions per answer under callgrind
-// instead (instructions.md).
+// instead (instructions.md); with --at-size, the service on PostgreSQL at 10^3 to 10^7 accounts (at-size/results.md).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runAtSize } from './at-size.ts';
+import { renderAtSize } from './at-size-report.ts';
 import { renderChart } from './chart.ts';
 import { countInstructions } from './instructions.ts';
 import { renderInstructions } from './instructions-report.ts';
@@ -25,8 +27,11 @@ async function main(): Promise<number> {
   const work = mkdtempSync(join(tmpdir(), 'account-api-bench-'));
   const began = performance.now();
   const fleet = new Fleet();
+  // What an interrupted mode must still undo besides the servers (the at-size bench's redis-server and database).
+  const leftovers = new Set<() => Promise<unknown>>();
   const cleanUp = async () => {
     await fleet.stopAll();
+    for (const undo of leftovers) await undo().catch(() => undefined);
     rmSync(work, { recursive: true, force: true });
   };
   process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)));
@@ -34,7 +39,12 @@ async function main(): Promise<number> {
   try {
     const written: string[] = [];
     let markdown: string;
-    if (options.instructions !== null) {
+    if (options.atSize !== null) {
+      markdown = renderAtSize(await runAtSize(options, options.atSize, command, work, fleet, leftovers, log));
+      mkdirSync(options.out, { recursive: true });
+      writeFileSync(join(options.out, 'results.md'), markdown);
+      written.push(join(options.out, 'results.md'));
+    } else if (options.instructions !== null) {
       const results = await countInstructions(options, options.instructions, command, work, fleet, log);
       markdown = renderInstructions(results);
       mkdirSync(options.out, { recursive: true });
