@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../store/redis-client.ts';
 import type { RateLimitSettings } from '../../config.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { budgetAddress } from './budget-address.ts';
@@ -15,7 +16,7 @@ export type { KeyCharge };
 export interface RateLimitsOptions {
   readonly settings: RateLimitSettings;
   /** Shared counters across instances; null: per process. */
-  readonly redis: Redis | null;
+  readonly redis: RedisClient | null;
   readonly keyPrefix: string;
   readonly onRejected?: (budget: RateBudget) => void;
   /** No proxy is trusted, so the address is the connection's: worked out once per connection. */
@@ -120,7 +121,8 @@ export const rateLimits = fp(
     const keyBudget =
       options.redis === null || options.keyCharge === undefined
         ? null
-        : new RedisKeyBudget(options.redis, { windowMs: settings.windowMs, prefix: options.keyPrefix, ...options.keyCharge });
+        : // Typed for one Redis; a cluster's defineCommand runs the same script, whose keys share one slot.
+          new RedisKeyBudget(options.redis as Redis, { windowMs: settings.windowMs, prefix: options.keyPrefix, ...options.keyCharge });
 
     // In process each budget has its own counters, so a key's window is its id alone (no string per request).
     const keyCounterPrefix = options.redis === null ? '' : 'key:';
