@@ -1,5 +1,6 @@
 // Rate budgets as an attacker tests them: guesses sent concurrently and pipelined, keys of free accounts, floods of fresh
-// addresses, IPv6 neighbours, doubled Authorization headers; on SQLite, PostgreSQL, and with Redis sharing the counters.
+// addresses, IPv6 neighbours, doubled Authorization headers; on SQLite, PostgreSQL, and with Redis (one, or a Redis Cluster of
+// three masters) sharing the counters.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
@@ -7,6 +8,7 @@ import { composeKey, parseKey } from '../../src/domain/api-keys.ts';
 import { basic, call, failureMessage, type CallResult } from '../support/http.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { redisSkipReason, TEST_REDIS_URL, uniqueKeyPrefix } from '../support/redis.ts';
+import { privateRedisCluster, redisClusterSkipReason } from '../support/redis-cluster.ts';
 import { requiring } from '../support/requiring.ts';
 import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
@@ -45,6 +47,20 @@ const setups: Setup[] = [
       return {
         env: { DATABASE_URL: database.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: uniqueKeyPrefix() },
         cleanup: () => database.drop(),
+      };
+    },
+  },
+  {
+    name: 'PostgreSQL with a Redis Cluster',
+    skip: async () => (await postgresSkipReason()) ?? (await redisClusterSkipReason()),
+    prepare: async () => {
+      const [database, cluster] = await Promise.all([createTestDatabase(), privateRedisCluster()]);
+      return {
+        env: { DATABASE_URL: database.url, REDIS_CLUSTER_NODES: cluster.seeds, REDIS_KEY_PREFIX: uniqueKeyPrefix() },
+        cleanup: async () => {
+          await cluster.cleanup();
+          await database.drop();
+        },
       };
     },
   },
