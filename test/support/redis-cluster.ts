@@ -1,12 +1,13 @@
 // Test support: a Redis Cluster of the test's own (three masters, one replica each) on free local ports, torn down on exit.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import { HANG_MS } from './eventually.ts';
-import { freePort, redisSkipReason, TEST_REDIS_URL } from './redis.ts';
+import { redisSkipReason, TEST_REDIS_URL } from './redis.ts';
 
 const run = promisify(execFile);
 
@@ -40,8 +41,14 @@ export interface PrivateRedisCluster {
   readonly seeds: string;
   /** The node serving `slot` as master now, by CLUSTER SLOTS on a live node. */
   masterOf(slot: number): Promise<ClusterNode>;
+  /** The replica following `master`, by ROLE on each live node. */
+  replicaOf(master: ClusterNode): Promise<ClusterNode>;
   /** SIGKILL, as a crash would; its replica takes over once the others agree it failed (CLUSTER_NODE_TIMEOUT_MS). */
   kill(node: ClusterNode): Promise<void>;
+  /** SIGSTOP: it neither answers nor replicates (nor, for a replica, promotes itself) until resumed. */
+  pause(node: ClusterNode): void;
+  /** SIGCONT. */
+  resume(node: ClusterNode): void;
   /** Resolves once every live node says cluster_state:ok and `slot` is served by a live master. */
   waitUntilServed(slot?: number): Promise<void>;
   /** A client of the test's own, for reading what the service wrote. */
@@ -61,24 +68,56 @@ async function clusterInfo(port: number): Promise<string> {
   return stdout;
 }
 
-async function slotsMap(port: number): Promise<Array<[number, number, number]>> {
+/** One command on one node, over a connection of its own. */
+export async function nodeCommand(port: number, ...args: [string, ...(string | number)[]]): Promise<unknown> {
   const redis = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   redis.on('error', () => {});
   try {
     await redis.connect();
-    const ranges = (await redis.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, string]]>;
-    return ranges.map(([from, to, [, masterPort]]) => [from, to, masterPort]);
+    return await redis.call(...args);
   } finally {
     redis.disconnect();
   }
+}
+
+async function slotsMap(port: number): Promise<Array<[number, number, number]>> {
+  const ranges = (await nodeCommand(port, 'CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, string]]>;
+  return ranges.map(([from, to, [, masterPort]]) => [from, to, masterPort]);
 }
 
 async function pause(ms: number): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Six redis-server processes in cluster mode, joined by `redis-cli --cluster create` with one replica per master. */
+/** `count` distinct free ports, held open together so that none is handed out twice. */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () => new Promise<Server>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    })),
+  );
+  const ports = servers.map((server) => (server.address() as AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+/** Six redis-server processes joined as a cluster; another set of ports if one was taken meanwhile (a node exits at once). */
 export async function privateRedisCluster(): Promise<PrivateRedisCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startCluster();
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt === 3) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+/** Six redis-server processes in cluster mode, joined by `redis-cli --cluster create` with one replica per master. */
+async function startCluster(): Promise<PrivateRedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'account-api-redis-cluster-'));
   const members: Member[] = [];
   const running = (member: Member) => member.child.exitCode === null && member.child.signalCode === null;
@@ -88,9 +127,10 @@ export async function privateRedisCluster(): Promise<PrivateRedisCluster> {
   // A test process that dies without its after hook must not leave six servers behind.
   process.once('exit', stopAll);
   try {
+    // The cluster bus port is named too: port + 10000, the default, may be past 65535 for an ephemeral port.
+    const ports = await freePorts(12);
     for (let i = 0; i < 6; i++) {
-      // The cluster bus port is named too: port + 10000, the default, may be past 65535 for an ephemeral port.
-      const [port, busPort] = [await freePort(), await freePort()];
+      const [port, busPort] = [ports[2 * i]!, ports[2 * i + 1]!];
       const child = spawn(
         'redis-server',
         [
@@ -104,10 +144,17 @@ export async function privateRedisCluster(): Promise<PrivateRedisCluster> {
       );
       members.push({ port, child, address: `127.0.0.1:${port}`, alive: true });
     }
-    for (const member of members) await waitUntil(`redis-server on port ${member.port} answering`, async () => (await clusterInfo(member.port)).includes('cluster_state'));
+    for (const member of members) {
+      await waitUntil(`redis-server on port ${member.port} answering`, async () => {
+        // Exited at once: its port (or bus port) was taken by another process since freePorts looked.
+        if (!running(member)) throw new PortTaken(`redis-server on port ${member.port} exited with ${member.child.exitCode}`);
+        return (await clusterInfo(member.port)).includes('cluster_state');
+      });
+    }
     await run('redis-cli', ['--cluster', 'create', ...members.map((member) => member.address), '--cluster-replicas', '1', '--cluster-yes']);
   } catch (error) {
     stopAll();
+    process.removeListener('exit', stopAll);
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
@@ -122,6 +169,19 @@ export async function privateRedisCluster(): Promise<PrivateRedisCluster> {
       const member = members.find((candidate) => candidate.port === range?.[2]);
       if (member === undefined) throw new Error(`no master serves slot ${slot}: ${JSON.stringify(ranges)}`);
       return member;
+    },
+    async replicaOf(master) {
+      for (const member of live()) {
+        const role = (await nodeCommand(member.port, 'ROLE')) as [string, string, number];
+        if (role[0] === 'slave' && role[2] === master.port) return member;
+      }
+      throw new Error(`no live replica follows ${master.address}`);
+    },
+    pause(node) {
+      members.find((candidate) => candidate.port === node.port)!.child.kill('SIGSTOP');
+    },
+    resume(node) {
+      members.find((candidate) => candidate.port === node.port)!.child.kill('SIGCONT');
     },
     async kill(node) {
       const member = members.find((candidate) => candidate.port === node.port)!;
@@ -166,6 +226,7 @@ async function waitUntil(what: string, check: () => Promise<boolean>): Promise<v
     try {
       if (await check()) return;
     } catch (error) {
+      if (error instanceof PortTaken) throw error;
       last = error;
     }
     await pause(50);
