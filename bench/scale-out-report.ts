@@ -50,7 +50,7 @@ export function scaleOutSection(results: BenchResults, notes: Footnotes): string
     'PostgreSQL transactions (`pg_stat_database`) and rows written (`pg_stat_user_tables`) are read after a settle of ' +
       `${scale.settleSeconds} s on both sides of each run: an idle backend reports its statistics up to 10 s late. Redis commands ` +
       "are INFO commandstats' (each command a script runs counts too; in brackets, the scripts); round trips are what the " +
-      `service sent, a script once, counted with MONITOR over 50 answers sent one at a time after the timed runs. Targets: the top table.`,
+      `service made, counted by Redis (INFO's total_reads_processed: a pipelined write is one) over 50 answers sent one at a time after the timed runs. Targets: the top table.`,
     table(
       [
         'call',

@@ -2,7 +2,6 @@
 // an answer (the service, its PostgreSQL backends, redis-server), PostgreSQL transactions and Redis commands per answer.
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
@@ -20,7 +19,7 @@ import { Fleet, launch, leanServiceEnv, type Workspace } from './servers.ts';
 import { measureInTurn, type Job } from './turns.ts';
 
 const PREFIX = 'spread';
-/** Answers sent one by one with Redis's MONITOR open, to count the service's round trips (MONITOR slows Redis: not timed). */
+/** Answers sent one by one after the timed runs, to count the service's round trips to Redis. */
 const COUNTED_ANSWERS = 50;
 
 const byId = (id: string) => BENCH_CALLS.find((call) => call.id === id)!;
@@ -43,7 +42,7 @@ export interface ScaleOutRow {
   readonly sqlite: Cell;
   /** The service's own CPU in the cell's figures; its PostgreSQL backends and redis-server in `value.scaleOut`. */
   readonly postgres: Cell;
-  /** Commands the service sent Redis per answer (a script once), counted with MONITOR; null when it could not be. */
+  /** Round trips the service made to Redis per answer (Redis's count of client reads); null when it could not be counted. */
   readonly redisRoundTrips: number | null;
 }
 
@@ -135,33 +134,33 @@ async function send(base: string, side: Side, call: BenchCall, index: number): P
   if (response.status !== call.expectedStatus) throw new Error(`${call.label} answered ${response.status} while counting Redis round trips`);
 }
 
+/** Client reads Redis has processed (INFO stats): one per round trip, however many commands a pipelined write carries. */
+async function readsProcessed(redis: BenchRedis): Promise<number> {
+  const match = /^total_reads_processed:(\d+)/m.exec(await redis.client.info('stats'));
+  if (match === null) throw new Error('this redis-server reports no total_reads_processed (Redis 6.2 or newer does)');
+  return Number(match[1]);
+}
+
 /**
- * Commands the service sends Redis per answer, a script counting once: MONITOR shows each with its client, and those a
- * script runs as `[0 lua]`. Sent one at a time after the timed runs, since MONITOR costs Redis as much as the commands.
+ * Round trips the service makes to Redis per answer: the reads Redis processed from its clients while the answers were sent
+ * one at a time after the timed runs (so none shares a write with another request's), less the bench's own INFO.
  */
 async function countRoundTrips(redis: BenchRedis, side: Side, call: BenchCall, total: number): Promise<number> {
-  const { port } = new URL(redis.url);
-  const socket = connect(Number(port), '127.0.0.1');
-  let sent = 0;
-  const lines = createInterface({ input: socket });
-  lines.on('line', (line) => {
-    if (/^\+\d+\.\d+ \[\d+ (?!lua\])[^\]]+\] /.test(line)) sent += 1;
-  });
   const base = `${side.server.url}/api/v0`;
   // The one key's calls are counted as they run in steady state: the spread run before them has pushed the key out of the
   // instance's memory of keys seen right, and its first read after that is a cold one (the spread row counts those).
   if (call.id !== 'user-spread') await send(base, side, call, 0);
-  socket.write('MONITOR\r\n');
-  await new Promise<void>((done) => lines.once('line', () => done())); // +OK
+  await new Promise((done) => setTimeout(done, 200)); // what that answer left in flight (a refund, a stamp) is not counted
+  const before = await readsProcessed(redis);
   if (call.id === 'user-spread') {
     for (const authorization of await linesOf(side.authorizations, side.cursor.next, COUNTED_ANSWERS, total)) await get(`${base}/user`, authorization);
     side.cursor.next += COUNTED_ANSWERS;
   } else {
     for (let i = 0; i < COUNTED_ANSWERS; i++) await send(base, side, call, i);
   }
-  await new Promise((done) => setTimeout(done, 200)); // the last commands' MONITOR lines
-  socket.destroy();
-  return sent / COUNTED_ANSWERS;
+  await new Promise((done) => setTimeout(done, 200)); // the last answer's commands sent after it (a refund, a stamp)
+  const after = await readsProcessed(redis);
+  return (after - before - 1) / COUNTED_ANSWERS; // the second INFO's own read
 }
 
 /** Table 3, or why it was not measured (no PostgreSQL or no redis-server here: the rest of the bench does not need them). */

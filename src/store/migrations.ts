@@ -8,7 +8,15 @@ export interface Migration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
+  /**
+   * False for a file opening with OUTSIDE_A_TRANSACTION: its statements run one by one, each committing on its own, as
+   * CREATE INDEX CONCURRENTLY must (PostgreSQL only). Such a file must be safe to run again from the top.
+   */
+  readonly transactional?: boolean;
 }
+
+/** The first line of a migration whose statements must each run on their own. */
+export const OUTSIDE_A_TRANSACTION = '-- migrate: outside a transaction';
 
 const FILE_PATTERN = /^(\d{3})_([a-z0-9_]+)\.sql$/;
 
@@ -21,6 +29,7 @@ export function loadMigrations(dir: string): Migration[] {
       name: match![2]!,
       sql: readFileSync(join(dir, file), 'utf8'),
     }))
+    .map((migration) => ({ ...migration, transactional: !migration.sql.startsWith(OUTSIDE_A_TRANSACTION) }))
     .sort((a, b) => a.version - b.version);
   migrations.forEach((migration, index) => {
     if (migration.version !== index + 1) {
@@ -28,6 +37,26 @@ export function loadMigrations(dir: string): Migration[] {
     }
   });
   return migrations;
+}
+
+/**
+ * A migration file's statements, for one run outside a transaction: split at a semicolon ending a line, except inside a
+ * dollar-quoted body (a DO block); statements made only of comments are left out.
+ */
+export function migrationStatements(sql: string): string[] {
+  const statements: string[] = [];
+  let current: string[] = [];
+  let inBody = false;
+  for (const line of sql.split('\n')) {
+    current.push(line);
+    if ((line.match(/\$\$/g)?.length ?? 0) % 2 === 1) inBody = !inBody;
+    if (!inBody && line.trimEnd().endsWith(';')) {
+      statements.push(current.join('\n'));
+      current = [];
+    }
+  }
+  statements.push(current.join('\n'));
+  return statements.filter((statement) => statement.split('\n').some((line) => line.trim() !== '' && !line.trim().startsWith('--')));
 }
 
 /** Refuses a database a newer build has migrated past what this build knows (after a rollback, say). */

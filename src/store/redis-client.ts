@@ -35,7 +35,8 @@ export async function openRedis(settings: RedisSettings, log: RedisLogger): Prom
         ...CONNECTION_OPTIONS,
         // Commands fail at once while disconnected instead of queueing: a caller gets 503 now, not a hang.
         enableOfflineQueue: false,
-        // Commands issued in one event-loop turn go out as one write: fewer system calls under load, same answers.
+        // Commands issued in the same event-loop turn leave in one write: under load many requests' scripts share a round trip,
+        // and a cold read's refund and charge travel together. Figures: docs/operations.md (the credential lookup).
         enableAutoPipelining: true,
         retryStrategy: reconnectDelay,
       });

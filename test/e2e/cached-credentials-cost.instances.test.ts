@@ -80,4 +80,22 @@ describe('a cached read on PostgreSQL + Redis', () => {
     assert.equal(commands, READS, `${commands} Redis commands for ${READS} reads: one round trip each is the budget`);
     assert.ok(transactions / READS <= 0.01, `${transactions} PostgreSQL transactions for ${READS} cached reads (${(transactions / READS).toFixed(3)} per read)`);
   });
+
+  test('a key read for the first time on an instance makes two Redis round trips: spend an attempt; give it back and charge the key', async () => {
+    const accounts = [];
+    for (let i = 0; i < 5; i++) accounts.push(await createAccount(workspace, `cold${i}`));
+    for (const account of accounts) {
+      await sleep(100); // the previous answer's commands sent after it (a stamp) are not counted with this one
+      const readsBefore = relay.reads();
+      const commandsBefore = relay.commands();
+      const result = await call('GET', `${instance.api}/user`, { auth: account });
+      assert.equal(result.status, 200, result.text);
+      await sleep(100);
+      const commands = relay.commands() - commandsBefore;
+      const reads = relay.reads() - readsBefore;
+      assert.equal(commands, 3, `a first read sends three scripts (spend, refund, charge); it sent ${commands}`);
+      // The refund and the charge are issued in one event-loop turn, so ioredis writes them together.
+      assert.ok(reads <= 2, `the three scripts of a first read took ${reads} writes; two round trips is the budget`);
+    }
+  });
 });

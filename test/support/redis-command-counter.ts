@@ -7,6 +7,8 @@ export interface RedisCommandCounter {
   readonly url: string;
   /** Commands (RESP arrays) sent through the relay so far. */
   commands(): number;
+  /** Chunks the relay read from its clients: one per write the client made, or fewer (loopback may merge two). */
+  reads(): number;
   close(): Promise<void>;
 }
 
@@ -45,12 +47,14 @@ function commandCounter(onCommand: () => void): (chunk: Buffer) => void {
 export async function countRedisCommands(target: string): Promise<RedisCommandCounter> {
   const { hostname, port } = new URL(target);
   let commands = 0;
+  let reads = 0;
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = connect(Number(port || 6379), hostname);
     sockets.add(client).add(upstream);
     const count = commandCounter(() => commands++);
     client.on('data', (chunk: Buffer) => {
+      reads += 1;
       count(chunk);
       upstream.write(chunk);
     });
@@ -68,6 +72,7 @@ export async function countRedisCommands(target: string): Promise<RedisCommandCo
   return {
     url: `redis://127.0.0.1:${relayPort}`,
     commands: () => commands,
+    reads: () => reads,
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -33,6 +33,9 @@ export interface AuditStore {
   recordAudit(event: NewAuditEvent, audit: AuditActor): Promise<AuditEvent>;
   /** Entries, the oldest first, at most `limit` (default 1000) of the newest matching. */
   listAudit(query?: AuditQuery): Promise<AuditEvent[]>;
-  /** Deletes entries older than `before`; resolves with how many. */
+  /**
+   * Deletes entries older than `before` (and the webhook outbox's), resolving with how many. On PostgreSQL a day's partition
+   * goes whole once all of it is older (time-partitions.ts), its entries counted as last estimated.
+   */
   pruneAudit(before: Date): Promise<number>;
 }

@@ -3,8 +3,8 @@
 import type { AuditActor, AuditEvent, AuditQuery, AuditStore, NewAuditEvent } from '../store.ts';
 import { PostgresPart, type PostgresEngine } from '../postgres/postgres-engine.ts';
 import type { Query, Row } from '../postgres/query.ts';
-import { deleteWebhookEventsBefore, insertWebhookEvent } from '../webhooks/postgres-outbox.ts';
-import { deleteInBatches } from '../pruning.ts';
+import { insertWebhookEvent } from '../webhooks/postgres-outbox.ts';
+import { maintainTimePartitions } from './time-partitions.ts';
 
 const AUDIT_COLUMNS = 'id, occurred_at, actor, action, account_id, username, changes, request_id, address';
 const DEFAULT_AUDIT_LIMIT = 1000;
@@ -66,22 +66,41 @@ export const AUDIT_ENTRY_OF_UPDATE = (column: 'name' | 'timezone') => `entry AS 
               RETURNING occurred_at
             )`;
 
-export async function selectAuditEvents(query: Query, filter: AuditQuery): Promise<AuditEvent[]> {
-  const rows = await query(
-    `SELECT * FROM (SELECT ${AUDIT_COLUMNS} FROM audit_events
-       WHERE ($1::text IS NULL OR lower(username) = lower($1)) AND ($2::timestamptz IS NULL OR occurred_at >= $2)
-         AND ($4::timestamptz IS NULL OR occurred_at < $4) AND ($5::bigint IS NULL OR id < $5)
-       ORDER BY id DESC LIMIT $3) newest ORDER BY id`,
-    [filter.username ?? null, filter.since ?? null, filter.limit ?? DEFAULT_AUDIT_LIMIT, filter.until ?? null, filter.beforeId ?? null],
-  );
-  return rows.map(toAuditEvent);
+/**
+ * The list's statement, holding only the filters given: `occurred_at >= $n` rather than `($n IS NULL OR occurred_at >= $n)`,
+ * which no plan can prune partitions by. Each shape is its own named statement; a generic plan still prunes when it starts.
+ */
+export function auditListStatement(filter: AuditQuery): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const where: string[] = [];
+  const add = (condition: (n: string) => string, value: unknown) => {
+    values.push(value);
+    where.push(condition(`$${values.length}`));
+  };
+  if (filter.username !== undefined) add((n) => `lower(username) = lower(${n})`, filter.username);
+  if (filter.since !== undefined) add((n) => `occurred_at >= ${n}::timestamptz`, filter.since);
+  if (filter.until !== undefined) add((n) => `occurred_at < ${n}::timestamptz`, filter.until);
+  if (filter.beforeId !== undefined) add((n) => `id < ${n}::bigint`, filter.beforeId);
+  values.push(filter.limit ?? DEFAULT_AUDIT_LIMIT);
+  return {
+    text: `SELECT * FROM (SELECT ${AUDIT_COLUMNS} FROM audit_events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY id DESC LIMIT $${values.length}) newest ORDER BY id`,
+    values,
+  };
 }
 
-/** Webhook events share the audit trail's retention; both go in bounded batches (pruning.ts). */
-export async function deleteAuditEventsBefore(engine: PostgresEngine, before: Date): Promise<number> {
-  await deleteInBatches((limit) => deleteWebhookEventsBefore(engine, before, limit));
-  const batch = 'DELETE FROM audit_events WHERE id = ANY (ARRAY (SELECT id FROM audit_events WHERE occurred_at < $1 LIMIT $2))';
-  return deleteInBatches((limit) => engine.rowCount(batch, [before, limit]));
+export async function selectAuditEvents(query: Query, filter: AuditQuery): Promise<AuditEvent[]> {
+  const statement = auditListStatement(filter);
+  return (await query(statement.text, statement.values)).map(toAuditEvent);
+}
+
+/**
+ * Webhook events, deliveries and attempts share the audit trail's retention. Whole days' partitions are dropped, the rest
+ * deleted in bounded batches (time-partitions.ts); answers the audit entries gone (those of dropped days as last counted).
+ */
+export async function deleteAuditEventsBefore(engine: PostgresEngine, before: Date, now = new Date()): Promise<number> {
+  const upkeep = await maintainTimePartitions(engine, now, before);
+  return upkeep.deleted.audit_events + upkeep.auditEntriesDropped;
 }
 
 export class PostgresAudit extends PostgresPart implements AuditStore {

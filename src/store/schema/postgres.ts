@@ -3,6 +3,7 @@
 import type pg from 'pg';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { asEnvironment, assertEnvironment, environmentToRecord, environmentUnrecorded, KEYS_HELD_SQL, type RecordedEnvironment } from '../deployment.ts';
+import { makePartitionsAhead } from '../audit/time-partitions.ts';
 import { assertSchemaCurrent, type Migration } from '../migrations.ts';
 import { applyMigrations, loadPostgresMigrations } from '../postgres/migrate.ts';
 import { PostgresPart, type PostgresEngine } from '../postgres/postgres-engine.ts';
@@ -50,6 +51,8 @@ export class PostgresSchema extends PostgresPart implements SchemaStore {
       recorded = await recordEnvironment(client, this.#environment, options.recordEnvironment === true);
       assertEnvironment(recorded.environment, this.#environment);
     });
+    // A fresh database has its days ahead before its first write; serve's hourly run keeps them coming (time-partitions.ts).
+    await makePartitionsAhead(this.engine, new Date());
     return { ...report, environment: recorded!.environment, environmentRecorded: recorded!.recordedNow };
   }
 

@@ -6,7 +6,6 @@ import type { Query } from '../postgres/query.ts';
 import { POSTGRES_VALUES } from '../postgres/query.ts';
 import { ACCOUNT_COLUMNS, toAccount } from '../accounts/account-rows.ts';
 import { KEY_COLUMNS, toKey } from '../keys/key-rows.ts';
-import type { PostgresEngine } from '../postgres/postgres-engine.ts';
 
 /** Delivers an event to every enabled endpoint subscribed to its type: `$1` the event id, `$2` its type, `$3` when. */
 export const FAN_OUT = `INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
@@ -32,16 +31,6 @@ export async function insertWebhookEvent(query: Query, event: NewAuditEvent, occ
   const body = eventBody(eventId, event.action, occurredAt.toISOString(), await objectAfter(query, event), event.changes);
   await query('INSERT INTO webhook_events (event_id, type, created_at, payload) VALUES ($1, $2, $3, $4)', [eventId, event.action, occurredAt, body]);
   await query(FAN_OUT, [eventId, event.action, occurredAt]);
-}
-
-/** One batch of at most `limit` events older than `before` (their deliveries and attempts go with them); answers how many. */
-export function deleteWebhookEventsBefore(engine: PostgresEngine, before: Date, limit: number): Promise<number> {
-  // An event still being delivered is kept until its delivery ends, whatever its age.
-  return engine.rowCount(
-    `DELETE FROM webhook_events WHERE event_id = ANY (ARRAY (SELECT event_id FROM webhook_events ev WHERE created_at < $1 AND NOT EXISTS
-       (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.event_id AND d.state = 'pending') LIMIT $2))`,
-    [before, limit],
-  );
 }
 
 const UTC_ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;

@@ -79,23 +79,31 @@ export async function updateEndpointEnabled(query: Query, endpointId: string, en
   return toEndpoint(row, POSTGRES_VALUES);
 }
 
-/** One statement: rows another instance has locked are skipped, not waited for, and each row claimed is leased to `owner`. */
+/** A time to the microsecond as text, read back by ::timestamptz exactly (a Date keeps milliseconds only). */
+const EXACT_TIME = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/**
+ * One statement: rows another instance has locked are skipped, not waited for, and each row claimed is leased to `owner`.
+ * A delivery shares its event's created_at (the partition key of both): each row joined is looked up in its one partition.
+ */
 export async function claimDeliveries(query: Query, owner: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedDelivery[]> {
   const rows = await query(
     `WITH due AS (
-       SELECT d.delivery_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.endpoint_id = d.endpoint_id
+       SELECT d.delivery_id, d.created_at FROM webhook_deliveries d JOIN webhook_endpoints e ON e.endpoint_id = d.endpoint_id
        WHERE d.state = 'pending' AND d.next_attempt_at <= $3 AND (d.lease_until IS NULL OR d.lease_until <= $3) AND e.disabled_at IS NULL
        ORDER BY d.next_attempt_at, d.delivery_id LIMIT $4
        FOR UPDATE OF d SKIP LOCKED
      )
      UPDATE webhook_deliveries d SET lease_owner = $1, lease_until = $2
      FROM due, webhook_events ev, webhook_endpoints e
-     WHERE d.delivery_id = due.delivery_id AND ev.event_id = d.event_id AND e.endpoint_id = d.endpoint_id
-     RETURNING d.delivery_id, d.event_id, d.endpoint_id, d.attempts, ev.payload, e.url, e.secret`,
+     WHERE d.delivery_id = due.delivery_id AND d.created_at = due.created_at AND ev.event_id = d.event_id AND ev.created_at = d.created_at
+       AND e.endpoint_id = d.endpoint_id
+     RETURNING d.delivery_id, ${EXACT_TIME('d.created_at')} AS created_at, d.event_id, d.endpoint_id, d.attempts, ev.payload, e.url, e.secret`,
     [owner, leaseUntil, now, limit],
   );
   return rows.map((row) => ({
     deliveryId: Number(row.delivery_id),
+    createdAt: String(row.created_at),
     leaseOwner: owner,
     eventId: String(row.event_id),
     payload: String(row.payload),
@@ -109,14 +117,14 @@ export async function claimDeliveries(query: Query, owner: string, limit: number
 export async function recordAttempt(query: Query, claim: ClaimedDelivery, outcome: AttemptOutcome): Promise<{ disabled: boolean }> {
   await query(
     `INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_id, attempted_at, status, latency_ms, response, error)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = $1)`,
-    [claim.deliveryId, claim.endpointId, claim.eventId, outcome.attemptedAt, outcome.status, Math.round(outcome.latencyMs), outcome.response, outcome.error],
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_id = $1 AND created_at = $9::timestamptz)`,
+    [claim.deliveryId, claim.endpointId, claim.eventId, outcome.attemptedAt, outcome.status, Math.round(outcome.latencyMs), outcome.response, outcome.error, claim.createdAt],
   );
   const state = outcome.succeeded ? 'succeeded' : outcome.nextAttemptAt === null ? 'failed' : 'pending';
   await query(
     `UPDATE webhook_deliveries SET state = $1, attempts = attempts + 1, next_attempt_at = coalesce($2, next_attempt_at), lease_owner = NULL, lease_until = NULL
-     WHERE delivery_id = $3 AND lease_owner = $4`,
-    [state, outcome.nextAttemptAt, claim.deliveryId, claim.leaseOwner],
+     WHERE delivery_id = $3 AND created_at = $5::timestamptz AND lease_owner = $4`,
+    [state, outcome.nextAttemptAt, claim.deliveryId, claim.leaseOwner, claim.createdAt],
   );
   if (outcome.succeeded) {
     await query('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = $1 AND failing_since IS NOT NULL', [claim.endpointId]);
@@ -150,15 +158,24 @@ export async function selectAttempts(query: Query, endpointId: string, limit: nu
   ).map((row) => toAttempt(row, POSTGRES_VALUES));
 }
 
+/**
+ * The event is found by id alone, an index probe in every partition (event ids carry no time; redelivery is an operator's
+ * rare act); its deliveries then in its one partition, where the new ones go too, under the event's created_at.
+ */
 export async function queueRedelivery(query: Query, eventId: string, endpointId: string | null, now: Date): Promise<string[]> {
-  const [event] = await query('SELECT type FROM webhook_events WHERE event_id = $1', [eventId]);
+  const [event] = await query(`SELECT type, ${EXACT_TIME('created_at')} AS created_at FROM webhook_events WHERE event_id = $1`, [eventId]);
   if (event === undefined) throw webhookEventNotFound(eventId);
   let targets: string[];
   if (endpointId !== null) {
     if ((await query('SELECT 1 FROM webhook_endpoints WHERE endpoint_id = $1', [endpointId])).length === 0) throw webhookEndpointNotFound(endpointId);
     targets = [endpointId];
   } else {
-    targets = (await query('SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE event_id = $1 ORDER BY endpoint_id', [eventId])).map((row) =>
+    targets = (
+      await query('SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE event_id = $1 AND created_at = $2::timestamptz ORDER BY endpoint_id', [
+        eventId,
+        event.created_at,
+      ])
+    ).map((row) =>
       String(row.endpoint_id),
     );
     if (targets.length === 0) {
@@ -168,15 +185,20 @@ export async function queueRedelivery(query: Query, eventId: string, endpointId:
     }
   }
   for (const target of targets) {
-    await query('INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at) VALUES ($1, $2, $3, $3)', [eventId, target, now]);
+    await query('INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at) VALUES ($1, $2, $3, $4::timestamptz)', [
+      eventId,
+      target,
+      now,
+      event.created_at,
+    ]);
   }
   return targets;
 }
 
 export async function selectOutboxStats(query: Query): Promise<OutboxStats> {
   const [row] = await query(
-    `SELECT count(*) AS pending, min(ev.created_at) AS oldest FROM webhook_deliveries d JOIN webhook_events ev ON ev.event_id = d.event_id
-     WHERE d.state = 'pending'`,
+    `SELECT count(*) AS pending, min(ev.created_at) AS oldest FROM webhook_deliveries d
+     JOIN webhook_events ev ON ev.event_id = d.event_id AND ev.created_at = d.created_at WHERE d.state = 'pending'`,
   );
   return { pending: Number(row!.pending), oldestPendingAt: isoOrNull(row!.oldest) };
 }

@@ -100,7 +100,7 @@ export function claimDeliveries(prepare: Prepare, owner: string, limit: number, 
      RETURNING delivery_id`,
   ).all(owner, leaseUntil.toISOString(), now.toISOString(), limit);
   const read = prepare(
-    `SELECT d.delivery_id, d.event_id, d.endpoint_id, d.attempts, ev.payload, e.url, e.secret
+    `SELECT d.delivery_id, d.created_at, d.event_id, d.endpoint_id, d.attempts, ev.payload, e.url, e.secret
      FROM webhook_deliveries d JOIN webhook_events ev ON ev.event_id = d.event_id JOIN webhook_endpoints e ON e.endpoint_id = d.endpoint_id
      WHERE d.delivery_id = ?`,
   );
@@ -108,6 +108,7 @@ export function claimDeliveries(prepare: Prepare, owner: string, limit: number, 
     const row = read.get(Number(claimed.delivery_id)) as Row;
     return {
       deliveryId: Number(row.delivery_id),
+      createdAt: String(row.created_at),
       leaseOwner: owner,
       eventId: String(row.event_id),
       payload: String(row.payload),

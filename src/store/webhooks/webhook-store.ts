@@ -34,6 +34,11 @@ export interface NewWebhookEndpoint {
 
 export interface ClaimedDelivery {
   readonly deliveryId: number;
+  /**
+   * When the delivery's event was written, exactly as stored (to the microsecond on PostgreSQL, where deliveries are
+   * partitioned by it): recording the attempt finds the delivery in its one partition.
+   */
+  readonly createdAt: string;
   /** An attempt is recorded only while its claimer still holds the lease. */
   readonly leaseOwner: string;
   readonly eventId: string;

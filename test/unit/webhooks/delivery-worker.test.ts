@@ -16,7 +16,7 @@ const metrics = { delivered: () => undefined, outbox: () => undefined };
 /** A store holding `count` due deliveries, handing them out as claimed, recording what it is told. */
 function fakeStore(count: number) {
   const due: ClaimedDelivery[] = Array.from({ length: count }, (_, i) => ({
-    deliveryId: i + 1, leaseOwner: '', eventId: `evt_${i}`, payload: '{}', endpointId: 'we_1', url: 'http://127.0.0.1:9/', secret: 'whsec_AAAA', attempts: 0,
+    deliveryId: i + 1, createdAt: '2026-01-01T00:00:00.000Z', leaseOwner: '', eventId: `evt_${i}`, payload: '{}', endpointId: 'we_1', url: 'http://127.0.0.1:9/', secret: 'whsec_AAAA', attempts: 0,
   }));
   const recorded: AttemptOutcome[] = [];
   /** Date.now() when each outcome reached the store: after everything in it was worked out. */
