@@ -64,6 +64,9 @@ function seedNode(url: string): { host: string; port: number } {
   return { host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(parsed.port) };
 }
 
+/** No command of the service takes a healthy Redis more than a millisecond or two. */
+const CLUSTER_COMMAND_TIMEOUT_MS = 1000;
+
 /**
  * Fail fast as one Redis does: while no master serves a slot (a master lost, its replica not yet promoted) a command for
  * that slot is refused at once (503), not retried behind the request; the map of slots is read again every second and on
@@ -84,6 +87,9 @@ function clusterOptions(firstSeed: string): ClusterOptions {
     slotsRefreshTimeout: 2000,
     redisOptions: {
       ...CONNECTION_OPTIONS,
+      // A master cut off (not closed) holds its commands until the cluster promotes its replica, seconds later: a caller gets
+      // 503 after this, as from a master that closed, instead of waiting for the promotion.
+      commandTimeout: CLUSTER_COMMAND_TIMEOUT_MS,
       ...(seed.username === '' ? {} : { username: decodeURIComponent(seed.username) }),
       ...(seed.password === '' ? {} : { password: decodeURIComponent(seed.password) }),
       ...(seed.protocol === 'rediss:' ? { tls: {} } : {}),

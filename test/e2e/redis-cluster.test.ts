@@ -1,6 +1,7 @@
 // On a Redis Cluster of three masters (REDIS_CLUSTER_NODES): per-key budgets held exactly across two instances, concurrently
 // and pipelined, for accounts on every master; and a master failing over: 503 while no master serves its slot, service back by
-// itself once the replica is promoted, and a revocation that promoted replica never received is still seen.
+// itself once the replica is promoted, and a revocation that promoted replica never received is still seen; a master cut off
+// without closing answered 503 too, not held.
 // The attack suites on a cluster: budgets-under-attack.test.ts; revocation across instances: cached-credentials.instances.test.ts.
 import assert from 'node:assert/strict';
 import type { Cluster } from 'ioredis';
@@ -202,5 +203,31 @@ describe('a Redis Cluster master failing over', () => {
     assert.equal((await call('GET', `${a.api}/user`, { auth: other })).status, 200, 'instance A serves a new account too');
     assert.equal(a.child.exitCode, null, 'A never exited');
     assert.equal(b.child.exitCode, null, 'B never exited');
+  });
+
+  test('a master cut off (its process frozen, its connections open) answers 503 rather than holding requests, until its replica takes over', async () => {
+    // Another master than the one the test above failed over: this one still has its replica.
+    const lost = await cluster.masterOf(slotOf('failover'));
+    let username = 'partitioned0';
+    for (let i = 1; (await cluster.masterOf(slotOf(username))).port === lost.port; i++) username = `partitioned${i}`;
+    const account = await createAccount(workspace, username);
+    const slot = slotOf(username);
+    const master = await cluster.masterOf(slot);
+    const replica = await cluster.replicaOf(master);
+    assert.equal((await call('GET', `${b.api}/user`, { auth: account })).status, 200);
+
+    // Frozen, the master neither answers nor closes; its replica, frozen too, cannot take over yet.
+    cluster.pause(replica);
+    cluster.pause(master);
+    const held = await call('GET', `${b.api}/user`, { auth: account });
+    assert.equal(held.status, 503, `a request to a master that stopped answering: ${held.status} ${held.text}`);
+    assert.equal(failureMessage(held).code, 'rate_limiter_unavailable');
+
+    cluster.resume(replica);
+    await cluster.waitUntilServed(slot, [master]);
+    const back = await eventually('an answer other than 503 once the replica took over', () => call('GET', `${b.api}/user`, { auth: account }), (answer) => answer.status !== 503, {
+      everyMs: 100,
+    });
+    assert.equal(back.status, 200, back.text);
   });
 });

@@ -49,8 +49,8 @@ export interface PrivateRedisCluster {
   pause(node: ClusterNode): void;
   /** SIGCONT. */
   resume(node: ClusterNode): void;
-  /** Resolves once every live node says cluster_state:ok and `slot` is served by a live master. */
-  waitUntilServed(slot?: number): Promise<void>;
+  /** Resolves once every live node (but those `aside`, e.g. paused) says cluster_state:ok and `slot` is served by one of them. */
+  waitUntilServed(slot?: number, aside?: readonly ClusterNode[]): Promise<void>;
   /** A client of the test's own, for reading what the service wrote. */
   client(): Cluster;
   cleanup(): Promise<void>;
@@ -191,14 +191,15 @@ async function startCluster(): Promise<PrivateRedisCluster> {
       member.child.kill('SIGKILL');
       await exited;
     },
-    async waitUntilServed(slot) {
-      for (const member of live()) await waitUntil(`node ${member.port} cluster_state:ok`, async () => (await clusterInfo(member.port)).includes('cluster_state:ok'));
+    async waitUntilServed(slot, aside = []) {
+      const answering = () => live().filter((member) => !aside.some((node) => node.port === member.port));
+      for (const member of answering()) await waitUntil(`node ${member.port} cluster_state:ok`, async () => (await clusterInfo(member.port)).includes('cluster_state:ok'));
       if (slot === undefined) return;
-      // Every live node must agree, or a client refreshing its map from a laggard would still be sent to the dead one.
-      await waitUntil(`slot ${slot} served by a live master, by every live node's account`, async () => {
-        for (const member of live()) {
+      // Every answering node must agree, or a client refreshing its map from a laggard would still be sent to the lost one.
+      await waitUntil(`slot ${slot} served by an answering master, by every answering node's account`, async () => {
+        for (const member of answering()) {
           const range = (await slotsMap(member.port)).find(([from, to]) => slot >= from && slot <= to);
-          if (range === undefined || !live().some((candidate) => candidate.port === range[2])) return false;
+          if (range === undefined || !answering().some((candidate) => candidate.port === range[2])) return false;
         }
         return true;
       });
