@@ -168,7 +168,7 @@ export async function runAtSize(
       const server = await launch(fleet, workspace, 'service-pg', options, { name: `service ${size}`, database: pgUrl, redisUrl });
       const cursor = { next: 0 };
       const jobs: Job[] = [
-        { key: 'hot', group: 'hot', server, call: HOT_CALL, settings, plan: () => verify(server.url, HOT_CALL, accounts, null), meter: scaleOutMeter(probes, null) },
+        { key: 'hot', group: 'hot', server, call: HOT_CALL, settings, plan: () => verify(server.url, HOT_CALL, accounts, null), meter: scaleOutMeter(probes, null, null) },
         {
           key: 'spread',
           group: 'spread',
@@ -176,7 +176,7 @@ export async function runAtSize(
           call: AT_SIZE_SPREAD_CALL,
           settings,
           plan: () => planSpread(server, authorizations, cursor, accounts),
-          meter: scaleOutMeter(probes, { keys: spreadKeys, inFlight: settings.connections }),
+          meter: scaleOutMeter(probes, { keys: spreadKeys, inFlight: settings.connections }, null),
         },
       ];
       const cells = await measureInTurn(jobs, options.rounds, accounts, new Map(), work, log);

@@ -12,7 +12,7 @@ import { userRoutes } from './routes/v0/user.ts';
 import { openApiRoutes } from './routes/v0/openapi.ts';
 import { openApi } from './http/wire/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
-import type { Redis } from 'ioredis';
+import { isCluster, onClusterFailover, pingRedis, type RedisClient } from './store/redis-client.ts';
 import { announcerOver, versionLifetimeMs } from './store/credentials/credential-versions.ts';
 import { storeAnnouncingTo } from './store/credentials/announcing-store.ts';
 import type { Store } from './store/store.ts';
@@ -24,7 +24,7 @@ export interface AppDependencies {
   readonly store: Store;
   readonly timezones: TimezoneCatalog;
   /** Shared rate-limit counters; null keeps them per instance. */
-  readonly redis: Redis | null;
+  readonly redis: RedisClient | null;
   /** This app's metrics; the caller may also serve them on a listener of their own (METRICS_PORT). */
   readonly metrics: Metrics;
   /** Spans for every request (docs/operations.md, Traces); null or absent: untraced. */
@@ -33,9 +33,10 @@ export interface AppDependencies {
 
 /**
  * Calls `reset` each time Redis comes back after losing its connection: a restart from a snapshot, or a failover to a replica
- * that missed the last announcements, can bring back a version older than a change already acknowledged.
+ * that missed the last announcements, can bring back a version older than a change already acknowledged. A cluster stays
+ * ready through one master's failover, so there it is also called when a node is lost and when the masters change.
  */
-function resetOnReconnect(redis: Redis, reset: () => void): void {
+function resetOnReconnect(redis: RedisClient, reset: () => void): void {
   let lost = false;
   redis.on('close', () => {
     lost = true;
@@ -44,6 +45,7 @@ function resetOnReconnect(redis: Redis, reset: () => void): void {
     if (lost) reset();
     lost = false;
   });
+  if (isCluster(redis)) onClusterFailover(redis, reset);
 }
 
 export function buildApp({ config, store, timezones, redis, metrics, tracing = null }: AppDependencies): FastifyInstance {
@@ -101,7 +103,7 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
     timeoutMs: 2000,
     checks: [
       { name: 'store', check: () => store.ping() },
-      ...(redis === null ? [] : [{ name: 'redis', check: async () => void (await redis.ping()) }]),
+      ...(redis === null ? [] : [{ name: 'redis', check: () => pingRedis(redis) }]),
     ],
   });
 

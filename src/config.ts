@@ -16,7 +16,7 @@ export const ENVIRONMENT_VARIABLES = [
   'ACCOUNT_API_SANDBOX', 'DATABASE_URL', 'SANDBOX_DATABASE_URL', 'HOST', 'PORT', 'WORKERS', 'SANDBOX_URL', 'LOG_LEVEL',
   // the engines
   'SQLITE_SYNCHRONOUS', 'SQLITE_BUSY_TIMEOUT_MS', 'CREDENTIAL_CACHE_SIZE', 'CREDENTIAL_CACHE_MAX_AGE_MS', 'PG_POOL_MAX', 'PG_CONNECT_TIMEOUT_MS', 'PG_STATEMENT_TIMEOUT_MS', 'PG_PREPARED_STATEMENTS', 'PG_POOLER',
-  'STORE_FAIL_FAST', 'REDIS_URL', 'REDIS_KEY_PREFIX',
+  'STORE_FAIL_FAST', 'REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_KEY_PREFIX',
   // limits
   'BODY_LIMIT_BYTES', 'REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'MAX_CONNECTIONS', 'MAX_HEADER_BYTES', 'MAX_PARAMETERS',
   'MAX_PARAMETER_LENGTH', 'MAX_EVENT_LOOP_DELAY_MS', 'SHUTDOWN_TIMEOUT_MS', 'RATE_LIMIT_WINDOW_MS', 'RATE_LIMIT_PER_KEY', 'RATE_LIMIT_PER_ADDRESS',
@@ -169,8 +169,14 @@ export interface ParameterSettings {
   readonly maxParameterLength: number;
 }
 
+/** One Redis (REDIS_URL), or a Redis Cluster found through its seed nodes (REDIS_CLUSTER_NODES); never both. */
+export type RedisTarget =
+  | { readonly cluster: false; readonly url: string }
+  /** Each a redis:// or rediss:// URL of the same scheme and credentials, which every node of the cluster shares. */
+  | { readonly cluster: true; readonly nodes: readonly string[] };
+
 export interface RedisSettings {
-  readonly url: string;
+  readonly target: RedisTarget;
   /** So one Redis can serve several deployments. */
   readonly keyPrefix: string;
 }
@@ -361,6 +367,48 @@ function redisUrl(url: string): string {
   return url;
 }
 
+/**
+ * REDIS_CLUSTER_NODES: seed nodes, comma-separated, each `host:port` or a redis:// or rediss:// URL (`[::1]:7000` for IPv6).
+ * Any one that answers tells the client the rest; one scheme and one set of credentials for all, as a cluster has; no
+ * database number, as a cluster has only database 0.
+ */
+function redisClusterNodes(raw: string): string[] {
+  const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  if (entries.length === 0) throw new ConfigError('REDIS_CLUSTER_NODES must list at least one host:port.');
+  const nodes = entries.map((entry) => {
+    const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ? entry : `redis://${entry}`;
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ConfigError(`REDIS_CLUSTER_NODES: '${entry}' is neither host:port nor a redis:// URL.`);
+    }
+    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+      throw new ConfigError(`REDIS_CLUSTER_NODES: '${entry}' must be host:port or start with redis:// or rediss://.`);
+    }
+    if (parsed.hostname === '' || parsed.port === '') throw new ConfigError(`REDIS_CLUSTER_NODES: '${entry}' must name a host and a port.`);
+    if (parsed.pathname !== '' && parsed.pathname !== '/' && parsed.pathname !== '/0') {
+      throw new ConfigError(`REDIS_CLUSTER_NODES: '${entry}' names a database; a Redis Cluster has only database 0.`);
+    }
+    return parsed;
+  });
+  const identity = (url: URL) => `${url.protocol}//${url.username}:${url.password}`;
+  if (new Set(nodes.map(identity)).size > 1) {
+    throw new ConfigError('REDIS_CLUSTER_NODES: every node must have the same scheme and credentials (a cluster shares them).');
+  }
+  return nodes.map((url) => url.href);
+}
+
+function redisSettings(env: Environment): RedisSettings | null {
+  if (env.REDIS_URL && env.REDIS_CLUSTER_NODES) {
+    throw new ConfigError('Set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both.');
+  }
+  const keyPrefix = () => redisKeyPrefix(env.REDIS_KEY_PREFIX);
+  if (env.REDIS_URL) return { target: { cluster: false, url: redisUrl(env.REDIS_URL) }, keyPrefix: keyPrefix() };
+  if (env.REDIS_CLUSTER_NODES) return { target: { cluster: true, nodes: redisClusterNodes(env.REDIS_CLUSTER_NODES) }, keyPrefix: keyPrefix() };
+  return null;
+}
+
 /** Refused rather than half working when several processes cannot share it. */
 function checkWorkers(config: Config): Config {
   if (config.workers === 1) return config;
@@ -468,7 +516,7 @@ export function loadConfig(env: Environment, flags: ConfigFlags = {}, cwd: strin
     },
     maxEventLoopDelayMs: integer('MAX_EVENT_LOOP_DELAY_MS', env.MAX_EVENT_LOOP_DELAY_MS, 1000, 0, 60_000),
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000, 100, 600_000),
-    redis: env.REDIS_URL ? { url: redisUrl(env.REDIS_URL), keyPrefix: redisKeyPrefix(env.REDIS_KEY_PREFIX) } : null,
+    redis: redisSettings(env),
     rateLimits: {
       windowMs: integer('RATE_LIMIT_WINDOW_MS', env.RATE_LIMIT_WINDOW_MS, 60_000, 1000, 86_400_000),
       perKey: integer('RATE_LIMIT_PER_KEY', env.RATE_LIMIT_PER_KEY, 600, 0, 1_000_000_000),

@@ -26,8 +26,8 @@ export async function withCredentialNotices(store: Store, config: Config, contex
         const seconds = Math.ceil(config.credentialCacheMaxAgeMs / 1000);
         printNote(
           context,
-          `note: REDIS_URL is not set, so instances that cache credentials (PostgreSQL with Redis) were not told of this change: ` +
-            `they may answer with the old credentials for up to ${seconds} s (CREDENTIAL_CACHE_MAX_AGE_MS). Run the CLI with the service's REDIS_URL.`,
+          `note: neither REDIS_URL nor REDIS_CLUSTER_NODES is set, so instances that cache credentials (PostgreSQL with Redis) were not told of this change: ` +
+            `they may answer with the old credentials for up to ${seconds} s (CREDENTIAL_CACHE_MAX_AGE_MS). Run the CLI with the service's REDIS_URL (or REDIS_CLUSTER_NODES).`,
         );
       },
     };

@@ -1,7 +1,7 @@
 // One Fastify factory for both ports: the same limits, logging, failures, bodies, budgets and pipeline (pipeline.ts).
 // A port says only what differs: its prefix, its authentication, its routes' access rule.
 import Fastify, { type FastifyContextConfig, type FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis-client.ts';
 import type { Config } from '../config.ts';
 import type { Tracing } from '../tracing/tracing.ts';
 import { answerClientErrors } from './failures/client-errors.ts';
@@ -26,7 +26,7 @@ declare module 'fastify' {
 export interface PortOptions {
   readonly config: Config;
   readonly metrics: Metrics;
-  readonly redis: Redis | null;
+  readonly redis: RedisClient | null;
   /** E.g. `/api/v0`: a route under it must declare its access and document its answers. */
   readonly prefix: string;
   readonly endpointsListedAt?: string;

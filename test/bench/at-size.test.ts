@@ -121,7 +121,7 @@ function measured(cpu: number, rate: number, postgresMicros = 10): Cell {
       systemShare: 0.2,
       serverCores: 1,
       loadGeneratorCores: 0.1,
-      scaleOut: { postgresMicros, redisMicros: 5, pgTransactions: 0, pgRowsWritten: 0, redisCommands: 1, redisScripts: 1, backendsVanished: 0, pgWritesPerKeyPerMinute: null },
+      scaleOut: { postgresMicros, redisMicros: 5, pgTransactions: 0, pgRowsWritten: 0, redisCommands: 1, redisScripts: 1, backendsVanished: 0, pgWritesPerKeyPerMinute: null, walBytes: 0, retainedBytes: 0, drainServiceMicros: 0 },
     },
   };
 }

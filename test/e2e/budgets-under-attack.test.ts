@@ -1,5 +1,6 @@
 // Rate budgets as an attacker tests them: guesses sent concurrently and pipelined, keys of free accounts, floods of fresh
-// addresses, IPv6 neighbours, doubled Authorization headers; on SQLite, PostgreSQL, and with Redis sharing the counters.
+// addresses, IPv6 neighbours, doubled Authorization headers; on SQLite, PostgreSQL, and with Redis (one, or a Redis Cluster of
+// three masters) sharing the counters.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
@@ -7,6 +8,8 @@ import { composeKey, parseKey } from '../../src/domain/api-keys.ts';
 import { basic, call, failureMessage, type CallResult } from '../support/http.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { redisSkipReason, TEST_REDIS_URL, uniqueKeyPrefix } from '../support/redis.ts';
+import { privateRedisCluster, redisClusterSkipReason } from '../support/redis-cluster.ts';
+import { pipelined, rawGet } from '../support/pipelined.ts';
 import { requiring } from '../support/requiring.ts';
 import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
@@ -48,6 +51,20 @@ const setups: Setup[] = [
       };
     },
   },
+  {
+    name: 'PostgreSQL with a Redis Cluster',
+    skip: async () => (await postgresSkipReason()) ?? (await redisClusterSkipReason()),
+    prepare: async () => {
+      const [database, cluster] = await Promise.all([createTestDatabase(), privateRedisCluster()]);
+      return {
+        env: { DATABASE_URL: database.url, REDIS_CLUSTER_NODES: cluster.seeds, REDIS_KEY_PREFIX: uniqueKeyPrefix() },
+        cleanup: async () => {
+          await cluster.cleanup();
+          await database.drop();
+        },
+      };
+    },
+  },
 ];
 
 /** A well-formed key with a real key id and a wrong secret: every guess costs the server a real key check. */
@@ -63,28 +80,6 @@ function tally(statuses: readonly number[]): Record<number, number> {
   const counts: Record<number, number> = {};
   for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
   return counts;
-}
-
-/** Writes every request on one connection at once and returns the status of each answer, in order. */
-function pipelined(url: string, requests: readonly string[]): Promise<number[]> {
-  const { hostname, port } = new URL(url);
-  return new Promise((done, fail) => {
-    const socket = connect(Number(port), hostname, () => socket.write(requests.join('')));
-    let received = '';
-    const statuses = () => [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]));
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      received += chunk;
-      if (statuses().length >= requests.length) socket.end();
-    });
-    socket.on('error', fail);
-    socket.on('close', () => done(statuses()));
-  });
-}
-
-function rawGet(path: string, headers: Record<string, string>): string {
-  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-  return `GET ${path} HTTP/1.1\r\nHost: localhost\r\n${lines.join('')}\r\n`;
 }
 
 for (const setup of setups) {

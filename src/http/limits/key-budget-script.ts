@@ -1,7 +1,7 @@
 // A key's request budget in Redis, in the round trip that also answers the credentials version and whether a stamp is due.
 // Its keys share the account's hash tag, so it runs on a Redis Cluster. Guarded by: test/unit/http/limits/key-budget-script.test.ts.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../store/redis-client.ts';
 import { accountTag, credentialsVersionKey } from '../../store/credentials/credential-versions.ts';
 import type { WindowCount } from './rate-counters.ts';
 
@@ -66,13 +66,13 @@ export function keyChargeKeys(prefix: string, owner: string, keyId: string): [wi
 }
 
 export class RedisKeyBudget {
-  readonly #redis: Redis & KeyChargeCommand;
+  readonly #redis: RedisClient & KeyChargeCommand;
   readonly #options: KeyBudgetOptions;
   readonly #seed = randomBytes(9).toString('base64url');
 
-  constructor(redis: Redis, options: KeyBudgetOptions) {
+  constructor(redis: RedisClient, options: KeyBudgetOptions) {
     if (!('keyCharge' in redis)) redis.defineCommand('keyCharge', { numberOfKeys: 3, lua: KEY_CHARGE_SCRIPT });
-    this.#redis = redis as Redis & KeyChargeCommand;
+    this.#redis = redis as RedisClient & KeyChargeCommand;
     this.#options = options;
   }
 

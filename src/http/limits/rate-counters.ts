@@ -2,7 +2,7 @@
 //
 // Written here rather than taken from @fastify/rate-limit: its general per-call machinery was paid on every request.
 // Figures: docs/operations.md#smaller-measured-choices
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../store/redis-client.ts';
 import { EvictedWindows } from './evicted-windows.ts';
 
 export interface WindowCount {
@@ -131,17 +131,17 @@ interface CounterCommands {
 
 /** Rejects while Redis is unreachable. */
 export class RedisCounters implements RateCounters {
-  readonly #redis: Redis & CounterCommands;
+  readonly #redis: RedisClient & CounterCommands;
   readonly #windowMs: number;
   readonly #prefix: string;
 
-  constructor(redis: Redis, windowMs: number, prefix: string) {
+  constructor(redis: RedisClient, windowMs: number, prefix: string) {
     if (!('rateHit' in redis)) {
       redis.defineCommand('rateHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
       redis.defineCommand('ratePeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
       redis.defineCommand('rateRefund', { numberOfKeys: 1, lua: REFUND_SCRIPT });
     }
-    this.#redis = redis as Redis & CounterCommands;
+    this.#redis = redis as RedisClient & CounterCommands;
     this.#windowMs = windowMs;
     this.#prefix = prefix;
   }

@@ -1,7 +1,7 @@
 // Request budgets (per API key on private routes, per client address on public ones) and a failed-authentication budget.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../store/redis-client.ts';
 import type { RateLimitSettings } from '../../config.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { budgetAddress } from './budget-address.ts';
@@ -15,7 +15,7 @@ export type { KeyCharge };
 export interface RateLimitsOptions {
   readonly settings: RateLimitSettings;
   /** Shared counters across instances; null: per process. */
-  readonly redis: Redis | null;
+  readonly redis: RedisClient | null;
   readonly keyPrefix: string;
   readonly onRejected?: (budget: RateBudget) => void;
   /** No proxy is trusted, so the address is the connection's: worked out once per connection. */

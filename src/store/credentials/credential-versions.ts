@@ -3,7 +3,7 @@
 // Caching instances (versioned-credentials.ts) trust an entry only while the token read before its row is unchanged. Random,
 // never a counter: a Redis that lost its data or an expired key can never bring an old token back.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis-client.ts';
 import type { Config } from '../../config.ts';
 
 /** Shared by every Redis key of one account, so one script may touch them all on a Cluster (usernames hold no brace). */
@@ -31,11 +31,11 @@ export interface CredentialAnnouncer {
 export const silentAnnouncer: CredentialAnnouncer = { credentialsChanged: async () => {} };
 
 export class RedisCredentialAnnouncer implements CredentialAnnouncer {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #prefix: string;
   readonly #lifetimeMs: number;
 
-  constructor(redis: Redis, prefix: string, cacheMaxAgeMs: number) {
+  constructor(redis: RedisClient, prefix: string, cacheMaxAgeMs: number) {
     this.#redis = redis;
     this.#prefix = prefix;
     this.#lifetimeMs = versionLifetimeMs(cacheMaxAgeMs);
@@ -48,6 +48,6 @@ export class RedisCredentialAnnouncer implements CredentialAnnouncer {
 }
 
 /** REDIS_KEY_PREFIX names the keys, as the budget scripts do. */
-export function announcerOver(redis: Redis, config: Pick<Config, 'redis' | 'credentialCacheMaxAgeMs'>): CredentialAnnouncer {
+export function announcerOver(redis: RedisClient, config: Pick<Config, 'redis' | 'credentialCacheMaxAgeMs'>): CredentialAnnouncer {
   return new RedisCredentialAnnouncer(redis, config.redis?.keyPrefix ?? '', config.credentialCacheMaxAgeMs);
 }
