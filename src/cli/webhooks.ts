@@ -112,7 +112,8 @@ export const WEBHOOKS = databaseGroup({
       args: ['endpoint-id'],
       summary:
         'Sends a signed ping event to an endpoint now, enabled or not, and prints what its receiver answered: the status, the latency ' +
-        'and the first bytes of the answer, or why none came. Exit status 1 when the receiver did not answer 2xx within 10 s. ' +
+        'and the first bytes of the answer, or why none came. Exit status 1 when the receiver did not answer 2xx within 10 s (what it ' +
+        'did is printed all the same, on stdout, --json too). ' +
         'Not queued, not retried, not among its deliveries; recorded in the audit trail as webhook_endpoint.tested.',
       examples: ['npx account-api webhooks test we_3kTqv9ZbW2aXcD4e5f6g'],
       run: async (context, { store, config, actor }, [id]) => {
