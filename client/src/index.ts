@@ -14,6 +14,8 @@ export type {
   AdminWebhookEndpoint,
   NewAdminWebhookEndpoint,
   AdminRolledKey,
+  AdminKeyUsage,
+  AdminKeyUsageDay,
   AuditRequest,
   NewAdminAccount,
   NewAdminKey,
