@@ -7,6 +7,9 @@ import type { KeyUsageAddress, KeyUsageBatch, KeyUsageCount, KeyUsageStore } fro
 /** Keys per transaction: a flush of many keys is several short transactions, not one that holds SQLite's lock for long. */
 const KEYS_PER_BATCH = 500;
 
+/** A timer may fire a millisecond early: the midnight flush waits this much past midnight, so it falls on the new day. */
+const MIDNIGHT_MARGIN_MS = 5;
+
 /** One key's answers since the last flush. */
 interface Tally {
   /** Per outcome, in KEY_USAGE_OUTCOMES' order. */
@@ -65,7 +68,7 @@ export class KeyUsageCounter {
       this.#timer = undefined;
       void this.flush();
       this.start();
-    }, Math.min(this.#intervalMs, nextUtcMidnight(now) - now));
+    }, Math.min(this.#intervalMs, nextUtcMidnight(now) - now + MIDNIGHT_MARGIN_MS));
     this.#timer.unref();
   }
 

@@ -113,3 +113,23 @@ test('stop writes what is left, and a key seen from many addresses keeps only it
   assert.ok(addresses.includes('203.0.113.9') && addresses.includes('203.0.113.5'), `the latest five are kept: ${addresses.join(', ')}`);
   assert.equal(store.batches[0]!.counts[0]!.count, 9);
 });
+
+test('the timer flushes at UTC midnight, not only every interval, so a window never spans two days', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const store = new RecordingStore();
+  const clock = { now: Date.parse('2026-11-26T23:59:58Z') };
+  const counter = counterOver(store, clock);
+  counter.start();
+  counter.count('KEYAAAAAAAAA', 200, '203.0.113.1');
+  // Two seconds to midnight, well inside the 10 s interval: the timer fires just past midnight.
+  clock.now = Date.parse('2026-11-27T00:00:00.005Z');
+  t.mock.timers.tick(2005);
+  counter.count('KEYAAAAAAAAA', 200, '203.0.113.1');
+  clock.now += 10_000;
+  t.mock.timers.tick(10_000);
+  await counter.stop();
+  assert.deepEqual(
+    store.batches.flatMap((batch) => batch.counts.map((row) => `${row.day} ${row.count}`)),
+    ['2026-11-26 1', '2026-11-27 1'],
+  );
+});
