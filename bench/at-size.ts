@@ -6,15 +6,15 @@ import { createReadStream } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import pg from 'pg';
 import { AT_SIZE_PREFIX, growTo, planSeeding, writeAuthorizations } from './at-size-seed.ts';
 import { BENCH_CALLS, type BenchAccounts, type BenchCall } from './calls.ts';
-import { verify, type LoadSettings, type RequestPlan } from './load.ts';
+import { loadSettingsOf, verify, type LoadSettings, type RequestPlan } from './load.ts';
 import type { AtSizeOptions, BenchOptions } from './options.ts';
 import { freePort, peakResidentMemoryOfTree, timeToFirstAnswer, type ServerProcess } from './processes.ts';
 import { startRedis } from './redis-server.ts';
 import { describeMachine, median, type Cell, type Machine } from './results.ts';
 import { PostgresProbe, RowsProbe, scaleOutMeter, type ScaleOutProbes } from './scale-out-meter.ts';
+import { onAdmin } from './scale-out.ts';
 import { createBenchAccounts } from './seed.ts';
 import { Fleet, launch, leanServiceEnv, type Workspace } from './servers.ts';
 import { measureInTurn, type Job } from './turns.ts';
@@ -55,17 +55,6 @@ export interface AtSizeResults {
   readonly smoke: boolean;
   readonly settings: LoadSettings & { readonly rounds: number; readonly starts: number };
   readonly rows: readonly AtSizeRow[];
-}
-
-async function onAdmin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 async function firstLines(file: string, count: number): Promise<string[]> {
@@ -112,12 +101,7 @@ export async function runAtSize(
   log: (line: string) => void,
 ): Promise<AtSizeResults> {
   const machine = describeMachine(options.serviceNodeArgs);
-  const settings: LoadSettings = {
-    connections: options.connections,
-    durationSeconds: options.durationSeconds,
-    warmupSeconds: options.warmupSeconds,
-    loadThreads: options.loadThreads,
-  };
+  const settings: LoadSettings = loadSettingsOf(options);
   log(`${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load average ${machine.loadAverage.toFixed(1)}; work files in ${work}`);
   const database = `account_api_bench_size_${randomBytes(5).toString('hex')}`;
   const pgUrl = (() => {

@@ -16,6 +16,11 @@ export interface LoadSettings {
   readonly loadThreads: number;
 }
 
+/** The load of a run's options: what every table and the at-size mode give wrk. */
+export function loadSettingsOf(options: LoadSettings): LoadSettings {
+  return { connections: options.connections, durationSeconds: options.durationSeconds, warmupSeconds: options.warmupSeconds, loadThreads: options.loadThreads };
+}
+
 export interface Measurement {
   readonly requestsPerSecond: number;
   readonly p50Ms: number;

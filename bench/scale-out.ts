@@ -67,7 +67,8 @@ function databaseUrl(adminUrl: string, database: string): string {
   return url.toString();
 }
 
-async function onAdmin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+/** One query (or a few) on a connection of its own, closed after; shared with the at-size bench. */
+export async function onAdmin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 });
   client.on('error', () => undefined);
   await client.connect();

@@ -1,7 +1,7 @@
 // `npm run bench`'s measurements: table 1 (every endpoint on every server), start-up, and table 2 (GET /user by size and load).
 import { loadavg } from 'node:os';
 import { BENCH_CALLS, type BenchCall } from './calls.ts';
-import type { LoadSettings } from './load.ts';
+import { loadSettingsOf, type LoadSettings } from './load.ts';
 import type { BenchOptions } from './options.ts';
 import { freePort, peakResidentMemoryOfTree, residentByKindOf, timeToFirstAnswer, type ResidentByKind, type ServerProcess } from './processes.ts';
 import { describeMachine, type BenchResults, type EndpointRow, type ScaleRow, type StartTimes } from './results.ts';
@@ -106,12 +106,7 @@ async function tableTwo(fleet: Fleet, workspace: Workspace, options: BenchOption
 
 export async function runTables(options: BenchOptions, command: string, work: string, fleet: Fleet, log: (line: string) => void): Promise<BenchResults> {
   const machine = describeMachine(options.serviceNodeArgs);
-  const settings: LoadSettings = {
-    connections: options.connections,
-    durationSeconds: options.durationSeconds,
-    warmupSeconds: options.warmupSeconds,
-    loadThreads: options.loadThreads,
-  };
+  const settings: LoadSettings = loadSettingsOf(options);
   log(`${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load average ${machine.loadAverage.toFixed(1)}; work files in ${work}`);
   if (machine.loadAverage > machine.cores / 2) log('  warning: this machine is busy with other work; expect noisy figures');
   const workspace = await prepareWorkspace(work, options.accounts[0]!, options, log);

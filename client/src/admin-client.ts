@@ -7,6 +7,7 @@ import type {
   AdminRedelivery,
   AdminWebhookAttempt,
   AdminWebhookEndpoint,
+  AdminWebhookTest,
   NewAdminWebhookEndpoint,
   AdminAccount,
   AdminAccountChange,
@@ -47,6 +48,9 @@ export interface AdminWriteOptions {
   /** 1 to 255 printable ASCII characters, new for each write meant; default: a random UUID per call. */
   readonly idempotencyKey?: string;
 }
+
+/** The server waits up to 10 s for a receiver: a test event's call is given longer than that, whatever timeoutMs says. */
+const TEST_EVENT_TIMEOUT_MS = 15_000;
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const segment = encodeURIComponent;
@@ -171,6 +175,15 @@ export class AdminClient {
     return (await this.#success<AdminWebhookAttempt[]>({ method: 'GET', path: `/webhooks/${segment(endpointId)}/deliveries${queryOf({ limit: options.limit })}` })).data;
   }
 
+  /**
+   * POST /webhooks/{endpoint_id}/test: a signed ping sent to the endpoint now; what its receiver answered (`delivered`: a 2xx),
+   * also when it answered 500 or nothing. 404 webhook_endpoint_not_found when there is none.
+   */
+  async testWebhookEndpoint(endpointId: string, options: AdminWriteOptions = {}): Promise<AdminWebhookTest> {
+    const call: Call = { method: 'POST', path: `/webhooks/${segment(endpointId)}/test`, form: {} };
+    return (await this.#write<AdminWebhookTest>(call, options, TEST_EVENT_TIMEOUT_MS)).data;
+  }
+
   async redeliverWebhookEvent(eventId: string, options: { readonly endpointId?: string } & AdminWriteOptions = {}): Promise<AdminRedelivery> {
     const form = formOf({ endpoint_id: options.endpointId });
     return (await this.#write<AdminRedelivery>({ method: 'POST', path: `/webhook-events/${segment(eventId)}/redeliver`, form }, options)).data;
@@ -185,12 +198,13 @@ export class AdminClient {
    * A write, with one Idempotency-Key for the whole call: every attempt the transport makes sends the same one, so an attempt
    * whose answer was lost is retried safely (the server answers the first attempt's answer again, and does nothing twice).
    */
-  async #write<Data>(call: Call, options: AdminWriteOptions): Promise<{ data: Data; meta: Record<string, never> }> {
-    return this.#success<Data>({ ...call, headers: { ...call.headers, 'idempotency-key': options.idempotencyKey ?? crypto.randomUUID() } });
+  async #write<Data>(call: Call, options: AdminWriteOptions, minTimeoutMs = 0): Promise<{ data: Data; meta: Record<string, never> }> {
+    return this.#success<Data>({ ...call, headers: { ...call.headers, 'idempotency-key': options.idempotencyKey ?? crypto.randomUUID() } }, minTimeoutMs);
   }
 
-  async #success<Data, Meta = Record<string, never>>(call: Call): Promise<{ data: Data; meta: Meta }> {
-    const answer = await exchange(this.#transport, call);
+  async #success<Data, Meta = Record<string, never>>(call: Call, minTimeoutMs = 0): Promise<{ data: Data; meta: Meta }> {
+    const transport = minTimeoutMs > this.#transport.timeoutMs ? { ...this.#transport, timeoutMs: minTimeoutMs } : this.#transport;
+    const answer = await exchange(transport, call);
     const body = answer.body as { status?: string; data?: Data; meta?: Meta } | undefined;
     if (answer.status >= 200 && answer.status < 300 && body?.status === 'success' && body.data !== undefined) {
       return { data: body.data, meta: (body.meta ?? {}) as Meta };

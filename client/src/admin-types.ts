@@ -156,6 +156,24 @@ export interface AdminWebhookAttempt {
   readonly error: string | null;
 }
 
+/** A test event (ping) sent to one endpoint, and what its receiver answered. */
+export interface AdminWebhookTest {
+  readonly endpoint_id: string;
+  readonly url: string;
+  /** The ping's id (its webhook-id): not stored, so it cannot be redelivered. */
+  readonly event_id: string;
+  readonly sent_at: string;
+  /** The receiver answered 2xx within 10 s, as a delivery must. */
+  readonly delivered: boolean;
+  /** null: no answer came (see error). */
+  readonly status: number | null;
+  readonly latency_ms: number;
+  /** The first 256 bytes of the answer. */
+  readonly response: string | null;
+  /** A refused connection, no answer within 10 s, an address that is not public. */
+  readonly error: string | null;
+}
+
 export interface AdminRedelivery {
   readonly event_id: string;
   readonly endpoints: readonly string[];

@@ -12,6 +12,7 @@ export type {
   AdminRedelivery,
   AdminWebhookAttempt,
   AdminWebhookEndpoint,
+  AdminWebhookTest,
   NewAdminWebhookEndpoint,
   AdminRolledKey,
   AdminKeyUsage,

@@ -12,6 +12,7 @@ import { adminAccountRoutes } from './routes/accounts.ts';
 import { adminAuditRoutes } from './routes/audit.ts';
 import { adminKeyRoutes } from './routes/keys.ts';
 import { adminWebhookRoutes } from './routes/webhooks.ts';
+import { webhookUserAgent } from '../webhooks/send-delivery.ts';
 
 export const ADMIN_PREFIX = '/admin/v0';
 
@@ -54,7 +55,7 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
       admin.register(adminAccountRoutes, { store: changes, timezones });
       admin.register(adminKeyRoutes, { store: changes, environment: config.environment });
       admin.register(adminAuditRoutes, { store });
-      admin.register(adminWebhookRoutes, { store, settings: config.webhooks });
+      admin.register(adminWebhookRoutes, { store, settings: config.webhooks, userAgent: webhookUserAgent(config.version) });
     },
     { prefix: ADMIN_PREFIX },
   );

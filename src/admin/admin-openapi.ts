@@ -27,7 +27,7 @@ export const adminOpenApi = fp(
           { name: 'Accounts', description: 'Create, list, read, change and delete accounts' },
           { name: 'Keys', description: "An account's API keys: issue, list, roll, revoke, and each key's usage" },
           { name: 'Audit', description: 'Who changed what, when, from where' },
-          { name: 'Webhooks', description: 'Endpoints that receive an event for every change: register, list, disable, enable, remove; attempts; redelivery' },
+          { name: 'Webhooks', description: 'Endpoints that receive an event for every change: register, list, disable, enable, remove; attempts; redelivery; a test event' },
         ],
         components: {
           securitySchemes: {

@@ -52,9 +52,12 @@ const auditEntry = recordSchema('AdminAuditEntry', 'One change, as the audit tra
   id: { type: 'integer', description: 'Increases with every entry' },
   occurred_at: text('When (ISO 8601)'),
   actor: text('Who: key:<key id>, admin:<admin token id> or cli:<operating-system user>'),
-  action: text('What: account.created, account.updated, account.premium_changed, account.deleted, key.created, key.rolled, key.revoked, admin_token.created, admin_token.revoked'),
-  user_id: { type: ['integer', 'null'], description: 'The account changed; null for admin tokens' },
-  username: nullableText('The account changed, as named then; null for admin tokens'),
+  action: text(
+    'What: account.created, account.updated, account.premium_changed, account.deleted, key.created, key.rolled, key.revoked, admin_token.created, ' +
+      'admin_token.revoked, webhook_endpoint.tested',
+  ),
+  user_id: { type: ['integer', 'null'], description: 'The account changed; null for admin tokens and webhook endpoints' },
+  username: nullableText('The account changed, as named then; null for admin tokens and webhook endpoints'),
   changes: {
     type: 'object',
     description: 'Each field changed, with its value before and after (null where there was none)',
@@ -126,6 +129,18 @@ const webhookAttempt = recordSchema('AdminWebhookAttempt', 'One delivery attempt
   error: nullableText('Why no answer counted: a network error, a timeout, a refused address'),
 });
 
+const webhookTest = recordSchema('AdminWebhookTest', 'A test event (ping) sent to one endpoint, and what its receiver answered', {
+  endpoint_id: text('The endpoint’s id, we_...'),
+  url: text('Where the ping was sent'),
+  event_id: text('The ping’s id, evt_... (its webhook-id header): not stored, so it cannot be redelivered'),
+  sent_at: text('When it was signed and sent (ISO 8601): its created_at'),
+  delivered: { type: 'boolean', description: 'Whether the receiver answered 2xx within 10 s, as a delivery must' },
+  status: { type: ['integer', 'null'], description: 'The receiver’s status; null: no answer came (see error)' },
+  latency_ms: { type: 'integer', description: 'How long the receiver took, in milliseconds' },
+  response: nullableText('The first 256 bytes of the answer'),
+  error: nullableText('Why no answer counted: a refused connection, no answer within 10 s, an address that is not public'),
+});
+
 const redelivery = recordSchema('AdminRedelivery', 'An event queued again', {
   event_id: text('The event'),
   endpoints: { type: 'array', items: { type: 'string' }, description: 'The endpoints it is queued for' },
@@ -143,6 +158,7 @@ export const ADMIN_SCHEMAS: readonly { readonly $id: string }[] = [
   webhookEndpoint,
   newWebhookEndpoint,
   webhookAttempt,
+  webhookTest,
   redelivery,
   keyUsageDay,
   keyUsageAddress,
@@ -151,6 +167,7 @@ export const ADMIN_SCHEMAS: readonly { readonly $id: string }[] = [
   successEnvelope('AdminWebhookEndpointPageEnvelope', 'a page of webhook endpoints', { type: 'array', items: ref('AdminWebhookEndpoint') }, ref('AdminPageMeta')),
   successEnvelope('AdminNewWebhookEndpointEnvelope', 'a webhook endpoint just registered', ref('AdminNewWebhookEndpoint')),
   successEnvelope('AdminWebhookAttemptListEnvelope', 'delivery attempts, newest first', { type: 'array', items: ref('AdminWebhookAttempt') }),
+  successEnvelope('AdminWebhookTestEnvelope', 'a test event sent', ref('AdminWebhookTest')),
   successEnvelope('AdminRedeliveryEnvelope', 'an event queued again', ref('AdminRedelivery')),
   successEnvelope('AdminAccountEnvelope', 'an account', ref('AdminAccount')),
   successEnvelope('AdminAccountPageEnvelope', 'a page of accounts', { type: 'array', items: ref('AdminAccount') }, ref('AdminPageMeta')),

@@ -41,8 +41,8 @@ export interface DatabaseCommandInput {
 
 /** run-cli opens and migrates the store, then runs it. */
 export interface DatabaseCommand extends CommandSpec {
-  /** The parser has counted them against `args`. */
-  run(context: CliContext, input: DatabaseCommandInput, args: PositionalArgs): Promise<void>;
+  /** The parser has counted them against `args`. Resolves with the exit status when it is not 0 (`webhooks test`). */
+  run(context: CliContext, input: DatabaseCommandInput, args: PositionalArgs): Promise<void | number>;
 }
 
 export type PositionalArgs = readonly [string, ...string[]];

@@ -95,8 +95,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       }
     // So the first `users create` on a fresh database just works.
       await store.migrate();
-      await (command as DatabaseCommand).run(context, { store, config, actor: cliActor(operatingSystemUser()) }, args as unknown as PositionalArgs);
-      return 0;
+      const status = await (command as DatabaseCommand).run(context, { store, config, actor: cliActor(operatingSystemUser()) }, args as unknown as PositionalArgs);
+      return typeof status === 'number' ? status : 0;
     } finally {
       await store.close();
       await noticed?.close();

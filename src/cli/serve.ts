@@ -8,6 +8,7 @@ import { startKeyUsagePruning } from '../operations/key-usage-pruning.ts';
 import { startServer } from '../server.ts';
 import { startDeliveryWorker } from '../webhooks/delivery-worker.ts';
 import { createWebhookMetrics } from '../webhooks/webhook-metrics.ts';
+import { webhookUserAgent } from '../webhooks/send-delivery.ts';
 import { announce, announceStore } from './announce.ts';
 import type { CliContext } from './cli-context.ts';
 import { DATABASE_FLAGS, type CommandGroup } from './command-spec.ts';
@@ -109,7 +110,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
             storeReady: server.storeReady,
             log: app.log,
             metrics: webhookMetrics,
-            userAgent: `account-api-webhooks/${config.version}`,
+            userAgent: webhookUserAgent(config.version),
             traced: server.traced,
           });
 

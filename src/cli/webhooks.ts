@@ -3,8 +3,17 @@ import { printJson, printLine, printList, printNote, UsageError } from './cli-co
 import { databaseGroup, type DatabaseCommand } from './command-spec.ts';
 import type { Store } from '../store/store.ts';
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
-import { addWebhookEndpoint, listWebhookAttempts, MAX_ATTEMPTS_LISTED, redeliverWebhookEvent, switchWebhookEndpoint } from '../operations/webhooks.ts';
-import { attemptJson, endpointJson } from '../webhooks/representations.ts';
+import {
+  addWebhookEndpoint,
+  listWebhookAttempts,
+  MAX_ATTEMPTS_LISTED,
+  redeliverWebhookEvent,
+  sendWebhookTestEvent,
+  switchWebhookEndpoint,
+  type TestEventOutcome,
+} from '../operations/webhooks.ts';
+import { attemptJson, endpointJson, testEventJson } from '../webhooks/representations.ts';
+import { webhookUserAgent } from '../webhooks/send-delivery.ts';
 import { MAX_WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
 
 export const WEBHOOKS = databaseGroup({
@@ -99,6 +108,23 @@ export const WEBHOOKS = databaseGroup({
       },
     },
     {
+      words: ['webhooks', 'test'],
+      args: ['endpoint-id'],
+      summary:
+        'Sends a signed ping event to an endpoint now, enabled or not, and prints what its receiver answered: the status, the latency ' +
+        'and the first bytes of the answer, or why none came. Exit status 1 when the receiver did not answer 2xx within 10 s (what it ' +
+        'did is printed all the same, on stdout, --json too). ' +
+        'Not queued, not retried, not among its deliveries; recorded in the audit trail as webhook_endpoint.tested.',
+      examples: ['npx account-api webhooks test we_3kTqv9ZbW2aXcD4e5f6g'],
+      run: async (context, { store, config, actor }, [id]) => {
+        const outcome = await sendWebhookTestEvent(store, id, { ...config.webhooks, userAgent: webhookUserAgent(config.version) }, actor);
+        if (context.flags.json) printJson(context, testEventJson(outcome));
+        else printLine(context, describeTest(outcome));
+        // A script checking a receiver (`account-api webhooks test ID && enable`) reads the outcome from the status alone.
+        return outcome.result.succeeded ? 0 : 1;
+      },
+    },
+    {
       words: ['webhooks', 'redeliver'],
       args: ['event-id'],
       summary:
@@ -114,6 +140,16 @@ export const WEBHOOKS = databaseGroup({
     },
   ],
 });
+
+/** One line: who answered what, how fast, and the start of its answer; or why no answer came. */
+function describeTest({ endpoint, eventId, result }: TestEventOutcome): string {
+  const to = `Webhook endpoint ${endpoint.endpointId} (${endpoint.url})`;
+  const took = `${Math.round(result.latencyMs)} ms`;
+  if (result.status === null) return `${to} did not answer the ping ${eventId}: ${result.error ?? 'no answer'} (after ${took}).`;
+  const excerpt = result.response ? `: ${JSON.stringify(result.response.slice(0, 60))}` : '';
+  const verdict = result.succeeded ? 'answered' : 'refused';
+  return `${to} ${verdict} the ping ${eventId} with ${result.status} in ${took}${excerpt}${result.error === null ? '' : ` (${result.error})`}.`;
+}
 
 function parseLimit(text: string | undefined): number {
   if (text === undefined) return 50;

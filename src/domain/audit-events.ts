@@ -10,6 +10,8 @@ export const AUDIT_ACTIONS = [
   'key.revoked',
   'admin_token.created',
   'admin_token.revoked',
+  // A test event sent to an endpoint: it changes nothing, but it makes the server send a request on demand (docs/api.md).
+  'webhook_endpoint.tested',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -1,10 +1,11 @@
-// Webhook endpoint operations, shared by the CLI and the admin API: add, disable, enable, read attempts, redeliver.
+// Webhook endpoint operations, shared by the CLI and the admin API: add, disable, enable, read attempts, redeliver, test.
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../domain/errors.ts';
-import type { Store } from '../store/store.ts';
+import type { AuditActor, Store } from '../store/store.ts';
 import { checkedAddress, parseWebhookUrl } from '../webhooks/address-check.ts';
-import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
-import { sealSecret } from '../webhooks/secret-sealing.ts';
+import { isWebhookEventType, newEventId, pingBody, WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
+import { openSecret, sealSecret } from '../webhooks/secret-sealing.ts';
+import { sendDelivery, type SendOptions, type SendResult } from '../webhooks/send-delivery.ts';
 import { newSigningSecret } from '../webhooks/signature.ts';
 import { invalidWebhookEvents, invalidWebhookUrl } from '../domain/webhooks/webhook-errors.ts';
 import type { DeliveryAttempt, WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
@@ -93,4 +94,64 @@ export function listWebhookAttempts(store: Store, endpointId: string, limit = 50
 /** Same event id (receivers deduplicate by it), due now; resolves with the endpoints queued. */
 export function redeliverWebhookEvent(store: Store, eventId: string, endpointId: string | null): Promise<string[]> {
   return store.redeliverWebhookEvent(eventId, endpointId, new Date());
+}
+
+export interface TestEventSettings {
+  /** WEBHOOK_ALLOW_PRIVATE: the test event meets the same address check as every delivery. */
+  readonly allowPrivate: boolean;
+  readonly secretsKey: Buffer | null;
+  readonly userAgent: string;
+}
+
+export interface TestEventOutcome {
+  readonly endpoint: WebhookEndpoint;
+  /** A new evt_ id, of an event that is not stored: it cannot be redelivered. */
+  readonly eventId: string;
+  readonly sentAt: string;
+  /** What came back; `succeeded` is a 2xx within the delivery time limit, as for any delivery. */
+  readonly result: SendResult;
+}
+
+/**
+ * Sends a signed `ping` to one endpoint now, enabled or disabled (checking one before enabling it is the point), whatever
+ * types it takes, and resolves with what the receiver answered. It is not queued, not retried and not one of the endpoint's
+ * attempts, so it leaves its history and its run of failures (which can disable it) as they were. It is recorded in the
+ * audit trail as webhook_endpoint.tested by `actor`: it changes nothing, but it makes the server send a request on demand,
+ * and who did so, where, and what came back is worth keeping. Never rejects for the receiver's sake: a refused address, a
+ * refused connection, a time-out or a secret that cannot be unsealed is the outcome's `error`.
+ */
+export async function sendWebhookTestEvent(
+  store: Store,
+  endpointId: string,
+  settings: TestEventSettings,
+  actor: AuditActor,
+  send: (options: SendOptions) => Promise<SendResult> = sendDelivery,
+): Promise<TestEventOutcome> {
+  const { endpoint, secret: stored } = await store.webhookEndpointWithSecret(endpointId);
+  const eventId = newEventId();
+  const now = new Date();
+  const sentAt = now.toISOString();
+  let result: SendResult;
+  try {
+    const secret = openSecret(stored, settings.secretsKey);
+    const body = pingBody(eventId, sentAt, endpoint.endpointId);
+    result = await send({ url: endpoint.url, secret, eventId, body, allowPrivate: settings.allowPrivate, userAgent: settings.userAgent, now: () => now });
+  } catch (error) {
+    result = { status: null, latencyMs: 0, response: null, error: (error as Error).message, succeeded: false };
+  }
+  await store.recordAudit(
+    {
+      action: 'webhook_endpoint.tested',
+      accountId: null,
+      username: null,
+      changes: {
+        endpoint_id: { old: null, new: endpoint.endpointId },
+        url: { old: null, new: endpoint.url },
+        event_id: { old: null, new: eventId },
+        status: { old: null, new: result.status },
+      },
+    },
+    actor,
+  );
+  return { endpoint, eventId, sentAt, result };
 }

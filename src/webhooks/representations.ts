@@ -1,4 +1,5 @@
-// How the CLI's --json and the admin API show endpoints and attempts: snake_case, never a secret.
+// How the CLI's --json and the admin API show endpoints, attempts and test events: snake_case, never a secret.
+import type { TestEventOutcome } from '../operations/webhooks.ts';
 import type { DeliveryAttempt, WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
 
 export function endpointJson(endpoint: WebhookEndpoint) {
@@ -23,5 +24,21 @@ export function attemptJson(attempt: DeliveryAttempt) {
     latency_ms: attempt.latencyMs,
     response: attempt.response,
     error: attempt.error,
+  };
+}
+
+/** The fields of an attempt (status, latency_ms, response, error), and whether the receiver took it. */
+export function testEventJson(outcome: TestEventOutcome) {
+  const { endpoint, eventId, sentAt, result } = outcome;
+  return {
+    endpoint_id: endpoint.endpointId,
+    url: endpoint.url,
+    event_id: eventId,
+    sent_at: sentAt,
+    delivered: result.succeeded,
+    status: result.status,
+    latency_ms: Math.round(result.latencyMs),
+    response: result.response,
+    error: result.error,
   };
 }

@@ -6,6 +6,11 @@ import { checkedAddress, parseWebhookUrl, type Resolve, resolveHost } from './ad
 import { signedHeaders } from './signature.ts';
 import { DELIVERY_TIMEOUT_MS } from '../domain/webhooks/retry-schedule.ts';
 
+/** The User-Agent of every delivery and test event, so a receiver's logs tell them from other traffic. */
+export function webhookUserAgent(version: string): string {
+  return `account-api-webhooks/${version}`;
+}
+
 /** How much of an answer is kept for `webhooks deliveries`. */
 export const RESPONSE_EXCERPT_BYTES = 256;
 

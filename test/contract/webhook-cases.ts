@@ -206,5 +206,29 @@ export function defineWebhookCases(engineName: string, makeStore: MakeStore, ski
       assert.equal((await store.listAudit()).length, 1);
       assert.equal((await claimAll(store)).length, 0);
     });
+
+    test('an endpoint is read with its secret as stored, disabled or not; an unknown one is webhook_endpoint_not_found', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      await store.createWebhookEndpoint(endpoint('we_all', ['key.revoked']));
+      await store.setWebhookEndpointEnabled('we_all', false, 'by hand');
+      const { endpoint: read, secret } = await store.webhookEndpointWithSecret('we_all');
+      assert.equal(secret, endpoint('we_all').secret);
+      assert.equal(read.endpointId, 'we_all');
+      assert.equal(read.url, endpoint('we_all').url);
+      assert.deepEqual(read.eventTypes, ['key.revoked']);
+      assert.equal(read.disabledReason, 'by hand');
+      await assert.rejects(store.webhookEndpointWithSecret('we_none'), domainCode('webhook_endpoint_not_found'));
+    });
+
+    test('a webhook_endpoint.tested entry is audited but is not a webhook event', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      await store.createWebhookEndpoint(endpoint('we_all'));
+      const changes = { endpoint_id: { old: null, new: 'we_all' }, status: { old: null, new: 204 } };
+      await store.recordAudit({ action: 'webhook_endpoint.tested', accountId: null, username: null, changes }, actor);
+      const [entry] = await store.listAudit();
+      assert.equal(entry!.action, 'webhook_endpoint.tested');
+      assert.deepEqual(entry!.changes, changes);
+      assert.equal((await claimAll(store)).length, 0, 'a test event is sent by the operation itself, never queued');
+    });
   });
 }

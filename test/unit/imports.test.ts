@@ -20,11 +20,19 @@ const LAYERS: readonly (readonly [name: string, prefixes: readonly string[]])[] 
   ['config', ['config.ts']],
   ['store', ['store/']],
   // The one implementation of every change; the sandbox's demo accounts are seeded through the store as operations are.
-  // The webhook operations check addresses and seal and make signing secrets, so those modules sit here, below the sender
-  // that also uses them, though they live in webhooks/ beside it.
+  // The webhook operations check addresses, seal and make signing secrets and send the test event, so those modules sit here,
+  // below the worker that also uses them, though they live in webhooks/ beside it.
   [
     'operations',
-    ['operations/', 'sandbox/', 'webhooks/address-check.ts', 'webhooks/special-addresses.ts', 'webhooks/secret-sealing.ts', 'webhooks/signature.ts'],
+    [
+      'operations/',
+      'sandbox/',
+      'webhooks/address-check.ts',
+      'webhooks/special-addresses.ts',
+      'webhooks/secret-sealing.ts',
+      'webhooks/signature.ts',
+      'webhooks/send-delivery.ts',
+    ],
   ],
   // Spans, below what serves requests: the pipeline, the admin port and the webhook worker all run inside them.
   ['tracing', ['tracing/']],

@@ -30,7 +30,8 @@ export async function adminAuditRoutes(app: FastifyInstance, options: { readonly
       operationId: 'readAudit',
       summary: 'Read the audit trail',
       description:
-        'Every change to an account, a key or an admin token, newest first: who (actor), what (action, changes), when, and from which ' +
+        'Every change to an account, a key or an admin token, and every webhook test event sent, newest first: who (actor), what ' +
+        '(action, changes), when, and from which ' +
         'request and address. since is inclusive, until exclusive. Follow meta.next_cursor (null on the last page) with ?cursor=, ' +
         'keeping the same filters.',
       querystring: pageQuery('Entries', 'ZTQy', {

@@ -4,8 +4,15 @@ import { HttpError } from '../../http/failures/http-error.ts';
 import { RepeatedValues } from '../../http/wire/form-encoding.ts';
 import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
-import { addWebhookEndpoint, listWebhookAttempts, MAX_ATTEMPTS_LISTED, redeliverWebhookEvent, switchWebhookEndpoint } from '../../operations/webhooks.ts';
-import { attemptJson, endpointJson } from '../../webhooks/representations.ts';
+import {
+  addWebhookEndpoint,
+  listWebhookAttempts,
+  MAX_ATTEMPTS_LISTED,
+  redeliverWebhookEvent,
+  sendWebhookTestEvent,
+  switchWebhookEndpoint,
+} from '../../operations/webhooks.ts';
+import { attemptJson, endpointJson, testEventJson } from '../../webhooks/representations.ts';
 import { MAX_WEBHOOK_ENDPOINTS } from '../../store/webhooks/webhook-store.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { actorOf } from '../admin-actor.ts';
@@ -16,6 +23,8 @@ export interface WebhookRoutesOptions {
   readonly store: Store;
   /** WEBHOOK_ALLOW_PRIVATE and WEBHOOK_SECRETS_KEY, as `webhooks add` reads them. */
   readonly settings: { readonly allowPrivate: boolean; readonly secretsKey: Buffer | null };
+  /** The test event's User-Agent, as serve's deliveries send it. */
+  readonly userAgent: string;
 }
 
 const ENDPOINT_PATH = pathParameter('endpoint_id', 'The endpoint’s id, we_...', 'we_3kTqv9ZbW2aXcD4e5f6g');
@@ -56,7 +65,7 @@ function attemptsLimit(raw: string | undefined): number {
 }
 
 export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookRoutesOptions) {
-  const { store, settings } = options;
+  const { store, settings, userAgent } = options;
 
   app.post<{ Body: { url: string; events?: string | string[]; description?: string } }>('/webhooks', {
     ...adminRoute('Webhooks', {
@@ -127,6 +136,25 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
       },
     });
   }
+
+  app.post<{ Params: { endpoint_id: string } }>('/webhooks/:endpoint_id/test', {
+    ...adminRoute('Webhooks', {
+      operationId: 'testWebhookEndpoint',
+      summary: 'Send a test event (ping) to an endpoint now',
+      description:
+        'A `ping` event, {id, type: "ping", created_at, data: {endpoint_id}}, signed with the endpoint’s secret as every event is, ' +
+        'sent at once (enabled or disabled, whatever types it takes) to the checked address (WEBHOOK_ALLOW_PRIVATE as for deliveries). ' +
+        'The answer is 200 with what the receiver did, even when it answered 500 or not at all: delivered is true for a 2xx within 10 s. ' +
+        'Not queued, not retried, not listed among the attempts, and never counted toward disabling the endpoint; recorded in the audit ' +
+        'trail as webhook_endpoint.tested.',
+      params: ENDPOINT_PATH,
+      answer: [200, 'AdminWebhookTestEnvelope', 'What the receiver answered'],
+    }),
+    handler: async (request) => {
+      const outcome = await sendWebhookTestEvent(store, request.params.endpoint_id, { ...settings, userAgent }, actorOf(request));
+      return success(testEventJson(outcome));
+    },
+  });
 
   app.get<{ Params: { endpoint_id: string }; Querystring: { limit?: string } }>('/webhooks/:endpoint_id/deliveries', {
     ...adminRoute('Webhooks', {

@@ -3,10 +3,18 @@ import { randomBytes } from 'node:crypto';
 import { AUDIT_ACTIONS, type AuditAction, type AuditChanges, type NewAuditEvent } from '../audit-events.ts';
 import type { Account, ApiKeyRecord } from '../accounts.ts';
 
-/** Not admin_token.*: admin tokens are the operator's own, of no use to a receiver. */
-export const WEBHOOK_EVENT_TYPES = AUDIT_ACTIONS.filter((action) => !action.startsWith('admin_token.')) as readonly WebhookEventType[];
+/**
+ * Not admin_token.* nor webhook_endpoint.*: admin tokens and endpoints are the operator's own, of no use to a receiver. (The
+ * test event, `ping`, is sent to one endpoint on request whatever it subscribes to, so it is not a type to subscribe to.)
+ */
+export const WEBHOOK_EVENT_TYPES = AUDIT_ACTIONS.filter(
+  (action) => !action.startsWith('admin_token.') && !action.startsWith('webhook_endpoint.'),
+) as readonly WebhookEventType[];
 
-export type WebhookEventType = Exclude<AuditAction, `admin_token.${string}`>;
+export type WebhookEventType = Exclude<AuditAction, `admin_token.${string}` | `webhook_endpoint.${string}`>;
+
+/** The test event's type: `POST /admin/v0/webhooks/{id}/test` and `account-api webhooks test` send it to one endpoint. */
+export const PING_EVENT_TYPE = 'ping';
 
 export function isWebhookEventType(type: string): type is WebhookEventType {
   return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
@@ -86,4 +94,12 @@ export function deletedAccountObject(event: NewAuditEvent): AccountObject {
 /** Written once with the change, so every attempt signs and sends the same bytes. */
 export function eventBody(id: string, type: WebhookEventType, createdAt: string, object: EventObject, changes: AuditChanges): string {
   return JSON.stringify({ id, type, created_at: createdAt, data: { object, changes } });
+}
+
+/**
+ * The test event's body: the same envelope as every event, so the receiver's parsing and signature check are what a real
+ * event meets; `data` names the endpoint pinged, and no account or key (a ping changes none).
+ */
+export function pingBody(id: string, createdAt: string, endpointId: string): string {
+  return JSON.stringify({ id, type: PING_EVENT_TYPE, created_at: createdAt, data: { endpoint_id: endpointId } });
 }

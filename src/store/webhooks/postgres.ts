@@ -5,6 +5,7 @@ import type {
   AttemptOutcome,
   ClaimedDelivery,
   DeliveryAttempt,
+  EndpointWithSecret,
   NewWebhookEndpoint,
   OutboxStats,
   WebhookEndpoint,
@@ -55,6 +56,12 @@ export async function selectEndpointPage(query: Query, after: WebhookEndpointPos
 
 export async function selectEndpoints(query: Query): Promise<WebhookEndpoint[]> {
   return (await query(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, endpoint_id`)).map((row) => toEndpoint(row, POSTGRES_VALUES));
+}
+
+export async function selectEndpointWithSecret(query: Query, endpointId: string): Promise<EndpointWithSecret> {
+  const [row] = await query(`SELECT ${ENDPOINT_COLUMNS}, secret FROM webhook_endpoints WHERE endpoint_id = $1`, [endpointId]);
+  if (row === undefined) throw webhookEndpointNotFound(endpointId);
+  return { endpoint: toEndpoint(row, POSTGRES_VALUES), secret: String(row.secret) };
 }
 
 export async function deleteEndpoint(query: Query, endpointId: string): Promise<WebhookEndpoint> {
@@ -219,6 +226,10 @@ export class PostgresWebhooks extends PostgresPart implements WebhookStore {
 
   setWebhookEndpointEnabled(endpointId: string, enabled: boolean, reason?: string): Promise<WebhookEndpoint> {
     return updateEndpointEnabled(this.engine.query, endpointId, enabled, reason ?? null);
+  }
+
+  webhookEndpointWithSecret(endpointId: string): Promise<EndpointWithSecret> {
+    return selectEndpointWithSecret(this.engine.query, endpointId);
   }
 
   claimWebhookDeliveries(owner: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedDelivery[]> {

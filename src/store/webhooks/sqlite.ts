@@ -5,6 +5,7 @@ import type {
   AttemptOutcome,
   ClaimedDelivery,
   DeliveryAttempt,
+  EndpointWithSecret,
   NewWebhookEndpoint,
   OutboxStats,
   WebhookEndpoint,
@@ -75,6 +76,12 @@ export function updateEndpointEnabled(prepare: Prepare, endpointId: string, enab
       ).get(at.toISOString(), reason, endpointId);
   if (row === undefined) throw webhookEndpointNotFound(endpointId);
   return toEndpoint(row as Row, SQLITE_VALUES);
+}
+
+export function selectEndpointWithSecret(prepare: Prepare, endpointId: string): EndpointWithSecret {
+  const row = prepare(`SELECT ${ENDPOINT_COLUMNS}, secret FROM webhook_endpoints WHERE endpoint_id = ?`).get(endpointId) as Row | undefined;
+  if (row === undefined) throw webhookEndpointNotFound(endpointId);
+  return { endpoint: toEndpoint(row, SQLITE_VALUES), secret: String(row.secret) };
 }
 
 /**
@@ -215,6 +222,10 @@ export class SqliteWebhooks implements WebhookStore {
 
   setWebhookEndpointEnabled(endpointId: string, enabled: boolean, reason?: string): Promise<WebhookEndpoint> {
     return this.#engine.run(() => updateEndpointEnabled(this.#engine.statement, endpointId, enabled, reason ?? null));
+  }
+
+  webhookEndpointWithSecret(endpointId: string): Promise<EndpointWithSecret> {
+    return this.#engine.run(() => selectEndpointWithSecret(this.#engine.statement, endpointId));
   }
 
   claimWebhookDeliveries(owner: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedDelivery[]> {

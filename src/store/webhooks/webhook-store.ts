@@ -63,6 +63,12 @@ export interface AttemptOutcome {
   readonly disableIfFailingSince: Date;
 }
 
+/** An endpoint with its signing secret as stored (sealed under WEBHOOK_SECRETS_KEY, or not): for the test event alone. */
+export interface EndpointWithSecret {
+  readonly endpoint: WebhookEndpoint;
+  readonly secret: string;
+}
+
 export interface DeliveryAttempt {
   readonly attemptId: number;
   readonly deliveryId: number;
@@ -87,6 +93,8 @@ export interface WebhookStore {
   /** Its pending deliveries and history go with it. */
   removeWebhookEndpoint(endpointId: string): Promise<WebhookEndpoint>;
   setWebhookEndpointEnabled(endpointId: string, enabled: boolean, reason?: string): Promise<WebhookEndpoint>;
+  /** Disabled or not; webhook_endpoint_not_found when there is none. */
+  webhookEndpointWithSecret(endpointId: string): Promise<EndpointWithSecret>;
   /** Due, of enabled endpoints, with no live lease; leased to `owner`. Two callers at once never get the same delivery. */
   claimWebhookDeliveries(owner: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedDelivery[]>;
   /** The delivery's new state is recorded only if `claim` still holds its lease. */

@@ -95,6 +95,7 @@ describe('the admin API document, limits and metrics', () => {
       'removeWebhookEndpoint',
       'revokeKey',
       'rollKey',
+      'testWebhookEndpoint',
       'updateAccount',
     ]);
     for (const operation of operations) assert.deepEqual(operation.security, [{ adminToken: [] }]);

@@ -106,6 +106,7 @@ function validLine(command: CommandSpec): string[] {
     'webhooks enable': [ENDPOINT_ID],
     'webhooks deliveries': [ENDPOINT_ID],
     'webhooks redeliver': [EVENT_ID],
+    'webhooks test': [ENDPOINT_ID],
     backup: [join(workspace.dir, 'copy.db')],
     'call hello': connection,
     'call user get': connection,
