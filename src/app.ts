@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import type { TimezoneCatalog } from './domain/timezones.ts';
 import { METRICS_PATH, metricsEndpoint, type Metrics } from './http/observability/metrics.ts';
 import { authenticator } from './http/auth/authenticate.ts';
+import type { KeyUsageCounter } from './http/observability/key-usage.ts';
 import type { AuthenticationStep } from './http/pipeline.ts';
 import { buildPort } from './http/port.ts';
 import { helloRoutes } from './routes/v0/hello.ts';
@@ -29,6 +30,8 @@ export interface AppDependencies {
   readonly metrics: Metrics;
   /** Spans for every request (docs/operations.md, Traces); null or absent: untraced. */
   readonly tracing?: Tracing | null;
+  /** Counts each answer to a proven key (the public port only); null or absent: usage is not counted. */
+  readonly keyUsage?: KeyUsageCounter | null;
 }
 
 /**
@@ -48,7 +51,7 @@ function resetOnReconnect(redis: RedisClient, reset: () => void): void {
   if (isCluster(redis)) onClusterFailover(redis, reset);
 }
 
-export function buildApp({ config, store, timezones, redis, metrics, tracing = null }: AppDependencies): FastifyInstance {
+export function buildApp({ config, store, timezones, redis, metrics, tracing = null, keyUsage = null }: AppDependencies): FastifyInstance {
   // PostgreSQL + Redis: credentials cached in this process, tagged with the version the key's charge reads (issue 28).
   const cachesCredentials = redis !== null && config.database.engine === 'postgres' && config.credentialCacheMaxAgeMs > 0 && config.credentialCacheSize > 0;
   const keyCharge = { touchIntervalMs: config.keyTouchIntervalMs, versionLifetimeMs: cachesCredentials ? versionLifetimeMs(config.credentialCacheMaxAgeMs) : 0 };
@@ -82,6 +85,7 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
     alwaysServed: ['/healthz', METRICS_PATH],
     corsOrigins: config.corsOrigins,
     tracing,
+    keyUsage,
   });
   // After the pipeline, so that GET /metrics gets its facts (never counted, never shed) like every other route.
   app.register(metricsEndpoint, { metrics, token: config.metrics.token });

@@ -21,6 +21,7 @@ export const ENVIRONMENT_VARIABLES = [
   'BODY_LIMIT_BYTES', 'REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'MAX_CONNECTIONS', 'MAX_HEADER_BYTES', 'MAX_PARAMETERS',
   'MAX_PARAMETER_LENGTH', 'MAX_EVENT_LOOP_DELAY_MS', 'SHUTDOWN_TIMEOUT_MS', 'RATE_LIMIT_WINDOW_MS', 'RATE_LIMIT_PER_KEY', 'RATE_LIMIT_PER_ADDRESS',
   'RATE_LIMIT_AUTH_FAILURES', 'RATE_LIMIT_MAX_WINDOWS', 'TRUST_PROXY', 'KEY_TOUCH_INTERVAL_MS', 'AUDIT_RETENTION_DAYS',
+  'KEY_USAGE_FLUSH_MS', 'KEY_USAGE_RETENTION_DAYS',
   // signals
   'METRICS_PORT', 'METRICS_HOST', 'METRICS_TOKEN', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_SERVICE_NAME', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG',
   // browsers, the admin API, webhooks
@@ -68,6 +69,7 @@ export interface Config {
   readonly keyTouchIntervalMs: number;
   /** Pruned by serve, in the background. */
   readonly auditRetentionDays: number;
+  readonly keyUsage: KeyUsageSettings;
   readonly apiPrefix: string;
   /** For the live server's OpenAPI document; null lists none rather than guess. */
   readonly sandboxUrl: string | null;
@@ -81,6 +83,14 @@ export interface Config {
   readonly webhooks: WebhookSettings;
   /** docs/operations.md, Traces; null: no tracing at all. */
   readonly tracing: TracingSettings | null;
+}
+
+/** Usage per key (docs/operations.md, Usage per key). */
+export interface KeyUsageSettings {
+  /** How often each process writes what it counted; 0: usage is not counted at all. */
+  readonly flushIntervalMs: number;
+  /** Days kept; older ones are pruned by serve, in the background. */
+  readonly retentionDays: number;
 }
 
 /** The specification's names. */
@@ -528,6 +538,10 @@ export function loadConfig(env: Environment, flags: ConfigFlags = {}, cwd: strin
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     keyTouchIntervalMs: integer('KEY_TOUCH_INTERVAL_MS', env.KEY_TOUCH_INTERVAL_MS, 60_000, 0, 86_400_000),
     auditRetentionDays: integer('AUDIT_RETENTION_DAYS', env.AUDIT_RETENTION_DAYS, 365, 1, 36_500),
+    keyUsage: {
+      flushIntervalMs: integer('KEY_USAGE_FLUSH_MS', env.KEY_USAGE_FLUSH_MS, 10_000, 0, 3_600_000),
+      retentionDays: integer('KEY_USAGE_RETENTION_DAYS', env.KEY_USAGE_RETENTION_DAYS, 90, 1, 36_500),
+    },
     apiPrefix: '/api/v0',
     sandboxUrl: sandboxUrl(env.SANDBOX_URL),
     version: packageVersion,

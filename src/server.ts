@@ -5,6 +5,7 @@ import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { isDomainError } from './domain/errors.ts';
 import { loadTimezoneCatalog } from './domain/timezones.ts';
+import { KeyUsageCounter } from './http/observability/key-usage.ts';
 import { createMetrics, type Metrics } from './http/observability/metrics.ts';
 import { listenForMetrics, type MetricsListener } from './http/observability/metrics-listener.ts';
 import { seedDemoAccounts, type DemoAccount } from './sandbox/demo-accounts.ts';
@@ -92,7 +93,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const redis = config.redis === null ? null : await openRedis(config.redis, startupLog);
     const metrics = createMetrics();
     const timezones = loadTimezoneCatalog();
-    const app = buildApp({ config, store, timezones, redis, metrics, tracing });
+    // Usage per key, counted in this process and written in batches (docs/operations.md, Usage per key).
+    const keyUsage = config.keyUsage.flushIntervalMs === 0 ? null : new KeyUsageCounter({ store, flushIntervalMs: config.keyUsage.flushIntervalMs, log: { warn: (fields, message) => app.log.warn(fields, message) } });
+    const app = buildApp({ config, store, timezones, redis, metrics, tracing, keyUsage });
+    keyUsage?.start();
     await app.listen({ port: config.port, host: config.host });
     let metricsListener: MetricsListener | null = null;
     let adminApp: FastifyInstance | null = null;
@@ -136,6 +140,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       close: async () => {
         stopPruning();
         await Promise.all([app.close(), adminApp?.close()]);
+        // Once the last answer is counted, before the store closes.
+        await keyUsage?.stop();
         await metricsListener?.close();
         await store.close();
         if (redis !== null) await redis.quit().catch(() => redis.disconnect());

@@ -15,6 +15,7 @@ import type {
   AdminDeletedAccount,
   AdminIssuedKey,
   AdminKey,
+  AdminKeyUsage,
   AdminRolledKey,
   AuditRequest,
   NewAdminAccount,
@@ -126,6 +127,11 @@ export class AdminClient {
   /** GET /accounts/{username}/keys: every key, never a secret. */
   async listKeys(username: string): Promise<AdminKey[]> {
     return (await this.#success<AdminKey[]>({ method: 'GET', path: `/accounts/${segment(username)}/keys` })).data;
+  }
+
+  /** GET /accounts/{username}/keys/{key_id}/usage: requests per UTC day by outcome over the last 30 days, and the last addresses. */
+  async readKeyUsage(username: string, keyId: string): Promise<AdminKeyUsage> {
+    return (await this.#success<AdminKeyUsage>({ method: 'GET', path: `/accounts/${segment(username)}/keys/${segment(keyId)}/usage` })).data;
   }
 
   /** POST /keys/{key_id}/roll: the old key keeps working for `overlap` (default 24h; '0' stops it at once). */

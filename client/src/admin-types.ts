@@ -52,6 +52,28 @@ export interface NewAdminKey {
   readonly expires_at?: string;
 }
 
+/** One UTC day of a key's requests, by outcome. */
+export interface AdminKeyUsageDay {
+  /** YYYY-MM-DD, UTC. */
+  readonly day: string;
+  /** 2xx and 3xx. */
+  readonly success: number;
+  /** 4xx other than 401, 403 and 429. */
+  readonly client_error: number;
+  /** 429. */
+  readonly rate_limited: number;
+  /** 401 and 403 (revoked or expired key, not Premium, read-only scope). */
+  readonly refused: number;
+  /** 5xx. */
+  readonly server_error: number;
+}
+
+/** A key's last 30 days (days without a request left out, oldest first) and its last 5 addresses (newest first). */
+export interface AdminKeyUsage {
+  readonly days: readonly AdminKeyUsageDay[];
+  readonly addresses: readonly { readonly address: string; readonly last_seen: string }[];
+}
+
 export interface AdminRolledKey {
   readonly old: AdminKey;
   readonly successor: AdminKey;

@@ -15,6 +15,8 @@ export type {
   AdminWebhookTest,
   NewAdminWebhookEndpoint,
   AdminRolledKey,
+  AdminKeyUsage,
+  AdminKeyUsageDay,
   AuditRequest,
   NewAdminAccount,
   NewAdminKey,

@@ -25,7 +25,7 @@ export const adminOpenApi = fp(
         servers: [{ url: '/', description: 'This admin listener' }],
         tags: [
           { name: 'Accounts', description: 'Create, list, read, change and delete accounts' },
-          { name: 'Keys', description: "An account's API keys: issue, list, roll, revoke" },
+          { name: 'Keys', description: "An account's API keys: issue, list, roll, revoke, and each key's usage" },
           { name: 'Audit', description: 'Who changed what, when, from where' },
           { name: 'Webhooks', description: 'Endpoints that receive an event for every change: register, list, disable, enable, remove; attempts; redelivery; a test event' },
         ],

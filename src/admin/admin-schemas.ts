@@ -67,6 +67,27 @@ const auditEntry = recordSchema('AdminAuditEntry', 'One change, as the audit tra
   address: nullableText("The caller's address; null from the CLI"),
 });
 
+const count = (description: string) => ({ type: 'integer', minimum: 0, description }) as const;
+
+const keyUsageDay = recordSchema('AdminKeyUsageDay', "One UTC day of a key's requests, counted by outcome", {
+  day: text('The day, YYYY-MM-DD, in UTC'),
+  success: count('Answered 2xx or 3xx'),
+  client_error: count('Answered 4xx other than 401, 403 and 429: the request was wrong (a 404, a 400, a 412...)'),
+  rate_limited: count('Answered 429: over the key’s rate limit'),
+  refused: count('Answered 401 or 403: the key was revoked or expired, or may not make this call (not Premium, read-only scope)'),
+  server_error: count('Answered 5xx: the service could not answer (its database unreachable, overloaded)'),
+});
+
+const keyUsageAddress = recordSchema('AdminKeyUsageAddress', 'An address the key was used from', {
+  address: text('The client address, as the server saw it (through TRUST_PROXY when set)'),
+  last_seen: text('When it was last seen (ISO 8601), to within KEY_USAGE_FLUSH_MS'),
+});
+
+const keyUsage = recordSchema('AdminKeyUsage', "A key's usage: its requests per day over the last 30 days, and the addresses it was last used from", {
+  days: { type: 'array', items: ref('AdminKeyUsageDay'), description: 'Oldest first; a day without any request is left out' },
+  addresses: { type: 'array', items: ref('AdminKeyUsageAddress'), description: 'The last 5 distinct addresses, newest first' },
+});
+
 const emptyMeta = { $id: 'AdminEmptyMeta', description: '`meta` of every answer but a page: always {}', type: 'object', additionalProperties: false, properties: {} } as const;
 
 const pageMeta = recordSchema(
@@ -139,6 +160,9 @@ export const ADMIN_SCHEMAS: readonly { readonly $id: string }[] = [
   webhookAttempt,
   webhookTest,
   redelivery,
+  keyUsageDay,
+  keyUsageAddress,
+  keyUsage,
   successEnvelope('AdminWebhookEndpointEnvelope', 'a webhook endpoint', ref('AdminWebhookEndpoint')),
   successEnvelope('AdminWebhookEndpointPageEnvelope', 'a page of webhook endpoints', { type: 'array', items: ref('AdminWebhookEndpoint') }, ref('AdminPageMeta')),
   successEnvelope('AdminNewWebhookEndpointEnvelope', 'a webhook endpoint just registered', ref('AdminNewWebhookEndpoint')),
@@ -152,6 +176,7 @@ export const ADMIN_SCHEMAS: readonly { readonly $id: string }[] = [
   successEnvelope('AdminKeyListEnvelope', "an account's keys", { type: 'array', items: ref('AdminKey') }),
   successEnvelope('AdminIssuedKeyEnvelope', 'a key just issued', ref('AdminIssuedKey')),
   successEnvelope('AdminRolledKeyEnvelope', 'a roll', ref('AdminRolledKey')),
+  successEnvelope('AdminKeyUsageEnvelope', "a key's usage", ref('AdminKeyUsage')),
   successEnvelope('AdminAuditPageEnvelope', 'a page of the audit trail, newest first', { type: 'array', items: ref('AdminAuditEntry') }, ref('AdminPageMeta')),
   ...failureEnvelopeSchemas('AdminFailure', ADMIN_FAILURE_CODES, ADMIN_FAILURE_DESCRIPTIONS, ref('AdminEmptyMeta')),
 ];

@@ -4,6 +4,7 @@ import { Server } from 'node:net';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config.ts';
 import { startAuditPruning } from '../operations/audit-pruning.ts';
+import { startKeyUsagePruning } from '../operations/key-usage-pruning.ts';
 import { startServer } from '../server.ts';
 import { startDeliveryWorker } from '../webhooks/delivery-worker.ts';
 import { createWebhookMetrics } from '../webhooks/webhook-metrics.ts';
@@ -97,6 +98,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
     if (!asWorker) announce(context, config, { url: server.url, metricsUrl: server.metricsUrl, adminUrl: server.adminUrl, store: server.prepared, workers: 1 });
     // Every serving process prunes: a second DELETE of the same old rows deletes nothing.
     const stopPruning = startAuditPruning({ store: server.store, retentionDays: config.auditRetentionDays, storeReady: server.storeReady, log: app.log });
+    const stopUsagePruning = startKeyUsagePruning({ store: server.store, retentionDays: config.keyUsage.retentionDays, storeReady: server.storeReady, log: app.log });
     // Every serving process takes its share of the outbox (leases prevent doubles), bounded by WEBHOOK_CONCURRENCY.
     const webhookMetrics = createWebhookMetrics(server.metrics.registry);
     const delivery =
@@ -117,6 +119,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
       const stop = (status: 0 | 1) => {
         stopping = true;
         stopPruning();
+        stopUsagePruning();
         // Half the shutdown time for deliveries in flight; the rest's leases are let go.
         const deliveryStopped = delivery?.stop(config.shutdownTimeoutMs / 2) ?? Promise.resolve();
         const deadline = setTimeout(() => {

@@ -8,6 +8,7 @@ import { recordAnswer, type RecordedRoute } from './observability/answer-records
 import { loggablePath } from './observability/key-redaction.ts';
 import { withBindings } from './observability/lazy-child-logger.ts';
 import { Drain } from './drain-on-close.ts';
+import type { KeyUsageCounter } from './observability/key-usage.ts';
 import { METRICS_PATH, type Metrics } from './observability/metrics.ts';
 import { LoadMonitor } from './limits/overload.ts';
 import type { RateBudgets } from './limits/rate-limits.ts';
@@ -35,6 +36,8 @@ export interface PipelineOptions {
   readonly corsOrigins: readonly string[];
   /** Null: no tracing step at all, not even a hook that checks. */
   readonly tracing: Tracing | null;
+  /** Null: answers are not counted per key (the admin port, or KEY_USAGE_FLUSH_MS=0). */
+  readonly keyUsage: KeyUsageCounter | null;
 }
 
 interface RouteFacts extends RecordedRoute {
@@ -54,7 +57,7 @@ declare module 'fastify' {
 
 export const pipeline = fp(
   async function pipeline(app: FastifyInstance, options: PipelineOptions) {
-    const { metrics } = options;
+    const { metrics, keyUsage } = options;
     // Lower case, as Fastify keeps header names, so none is converted per answer.
     const answerHeaders = Object.fromEntries(Object.entries(options.answerHeaders).map(([name, value]) => [name.toLowerCase(), value]));
     const drain = new Drain({ retryAfterSeconds: 1 });
@@ -128,9 +131,11 @@ export const pipeline = fp(
       done(null, payload);
     });
 
-    // 5. Once the answer is sent: one log line and the metrics.
+    // 5. Once the answer is sent: one log line and the metrics; 6. then, for a proven key (request.keyId, set by
+    //    authentication only once the key's secret matched), its usage: counted in memory, written in batches (key-usage.ts).
     app.addHook('onResponse', (request, reply, done) => {
       recordAnswer(request, reply, request.routeFacts ?? factsOf(request, metrics), metrics);
+      if (keyUsage !== null && request.keyId !== null) keyUsage.count(request.keyId, reply.statusCode, request.ip);
       done();
     });
 

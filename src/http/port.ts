@@ -9,6 +9,7 @@ import { failureResponses, sendFailure } from './failures/failure-responses.ts';
 import { connectionOptions } from './limits/connection-limits.ts';
 import { rateLimits, type RateLimitsOptions } from './limits/rate-limits.ts';
 import { recordAnswer } from './observability/answer-records.ts';
+import type { KeyUsageCounter } from './observability/key-usage.ts';
 import type { Metrics } from './observability/metrics.ts';
 import { requestIdFor } from './observability/request-id.ts';
 import { loggingOptions } from './observability/request-log.ts';
@@ -37,6 +38,8 @@ export interface PortOptions {
   readonly alwaysServed: readonly string[];
   readonly corsOrigins: readonly string[];
   readonly tracing: Tracing | null;
+  /** Counts each answer to a proven API key (the public port only); null or absent: not counted. */
+  readonly keyUsage?: KeyUsageCounter | null;
   /** For a field boolean in JSON and a string in a form (the admin port's premium). */
   readonly allowUnionTypes?: boolean;
 }
@@ -114,6 +117,7 @@ export function buildPort(options: PortOptions): FastifyInstance {
     hostRequiredFor: ['1.1'],
     corsOrigins: options.corsOrigins,
     tracing: options.tracing,
+    keyUsage: options.keyUsage ?? null,
   });
 
   // A route missing its access rule or documented answers fails at start, so nothing opens silently or drifts from the docs.

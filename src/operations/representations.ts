@@ -1,6 +1,6 @@
-// How accounts, keys and audit entries are shown, by the admin API and by the CLI's --json alike: snake_case, never a secret.
+// How accounts, keys, key usage and audit entries are shown, by the admin API and by the CLI's --json alike: snake_case, never a secret.
 import { accountObject, keyObject } from '../domain/webhooks/events.ts';
-import type { Account, ApiKeyRecord, AuditEvent } from '../store/store.ts';
+import type { Account, ApiKeyRecord, AuditEvent, KeyUsage } from '../store/store.ts';
 
 /** As a webhook event carries it: the same fields in the same order. */
 export const accountJson = (account: Account) => accountObject(account);
@@ -23,4 +23,9 @@ export function auditJson(event: AuditEvent) {
     request_id: event.requestId,
     address: event.address,
   };
+}
+
+/** Days as the store gives them (already snake_case outcomes); addresses with last_seen. */
+export function keyUsageJson(usage: KeyUsage) {
+  return { days: usage.days, addresses: usage.addresses.map(({ address, lastSeen }) => ({ address, last_seen: lastSeen })) };
 }

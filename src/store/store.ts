@@ -7,6 +7,7 @@ import type { AuditStore } from './audit/audit-store.ts';
 import type { CredentialStore } from './credentials/credential-store.ts';
 import type { IdempotencyStore } from './idempotency/idempotency-store.ts';
 import type { KeyStore } from './keys/key-store.ts';
+import type { KeyUsageStore } from './key-usage/key-usage-store.ts';
 import type { SchemaStore } from './schema/schema-store.ts';
 import type { WebhookStore } from './webhooks/webhook-store.ts';
 
@@ -16,6 +17,7 @@ export type * from './audit/audit-store.ts';
 export type * from './credentials/credential-store.ts';
 export type * from './idempotency/idempotency-store.ts';
 export type * from './keys/key-store.ts';
+export type * from './key-usage/key-usage-store.ts';
 export type * from './schema/schema-store.ts';
 export { MAX_ACTIVE_KEYS } from './keys/key-store.ts';
 // The audit entry's shape is a domain definition (webhook events are built from it); kept here too for the store's users.
@@ -33,7 +35,8 @@ export interface Store
     AdminTokenStore,
     AuditStore,
     IdempotencyStore,
-    WebhookStore {
+    WebhookStore,
+    KeyUsageStore {
   readonly engine: string;
   /** The environment this store was opened for; a database of the other is refused, however it was reached (deployment.ts). */
   readonly environment: KeyEnvironment;

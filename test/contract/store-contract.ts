@@ -8,6 +8,7 @@ import { defineCredentialCases } from './credential-cases.ts';
 import { defineIdempotencyCases } from './idempotency-cases.ts';
 import { defineKeyCases } from './key-cases.ts';
 import { defineKeyRollCases } from './key-roll-cases.ts';
+import { defineKeyUsageCases } from './key-usage-cases.ts';
 import { defineSchemaCases } from './schema-cases.ts';
 import { defineWebhookCases } from './webhook-cases.ts';
 import type { MakeStore } from './contract-support.ts';
@@ -24,6 +25,7 @@ const concerns = [
   defineIdempotencyCases,
   defineAdminTokenCases,
   defineWebhookCases,
+  defineKeyUsageCases,
   // Across concerns: writers racing each other through one store and through two.
   defineConcurrencyCases,
 ];

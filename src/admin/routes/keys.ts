@@ -1,4 +1,5 @@
-// /admin/v0/accounts/{username}/keys and /admin/v0/keys/{key_id}: issue, list, roll and revoke API keys, through the domain operations.
+// /admin/v0/accounts/{username}/keys and /admin/v0/keys/{key_id}: issue, list, roll and revoke API keys, and read a key's usage,
+// through the domain operations.
 import type { FastifyInstance } from 'fastify';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { success } from '../../http/wire/envelope.ts';
@@ -6,7 +7,8 @@ import { createKey, listKeys, revokeKey, rollKey } from '../../operations/keys.t
 import type { Store } from '../../store/store.ts';
 import { actorOf } from '../admin-actor.ts';
 import { adminRoute, fieldsOf, pathParameter, stringParameter, USERNAME_PATH } from '../admin-schemas.ts';
-import { keyJson } from '../../operations/representations.ts';
+import { keyJson, keyUsageJson } from '../../operations/representations.ts';
+import { readKeyUsage } from '../../operations/key-usage.ts';
 
 export interface KeyRoutesOptions {
   readonly store: Store;
@@ -15,6 +17,12 @@ export interface KeyRoutesOptions {
 }
 
 const KEY_ID_PATH = pathParameter('key_id', 'The key’s id: the 12 characters after its prefix', '3kTqv9ZbW2aX');
+
+const USERNAME_AND_KEY_ID_PATH = {
+  ...USERNAME_PATH,
+  required: [...USERNAME_PATH.required, ...KEY_ID_PATH.required],
+  properties: { ...USERNAME_PATH.properties, ...KEY_ID_PATH.properties },
+} as const;
 
 type NewKeyBody = { label?: string; scope?: string; expires_at?: string };
 
@@ -51,6 +59,21 @@ export async function adminKeyRoutes(app: FastifyInstance, options: KeyRoutesOpt
       answer: [200, 'AdminKeyListEnvelope', "The account's keys"],
     }),
     handler: async (request) => success((await listKeys(store, { username: request.params.username })).map(keyJson)),
+  });
+
+  app.get<{ Params: { username: string; key_id: string } }>('/accounts/:username/keys/:key_id/usage', {
+    ...adminRoute('Keys', {
+      operationId: 'readKeyUsage',
+      summary: "A key's usage: requests per day by outcome, and its last addresses",
+      description:
+        'Today (UTC) and the 29 days before it, oldest first, each with its requests by outcome; days without any are left out. ' +
+        'Counted by every instance in memory and written every KEY_USAGE_FLUSH_MS (10 s by default), so the last seconds may ' +
+        'not show yet. Only requests that proved the key (its secret matched) are counted. Kept KEY_USAGE_RETENTION_DAYS days.',
+      params: USERNAME_AND_KEY_ID_PATH,
+      answer: [200, 'AdminKeyUsageEnvelope', "The key's usage"],
+    }),
+    handler: async (request) =>
+      success(keyUsageJson(await readKeyUsage(store, { username: request.params.username, keyId: request.params.key_id }))),
   });
 
   app.post<{ Params: { key_id: string }; Body: { overlap?: string } }>('/keys/:key_id/roll', {

@@ -190,7 +190,9 @@ export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOpt
       // A remembered key that fails now (revoked, deleted) is a stranger again: its next attempts spend the budget.
       if (vouched) verifiedKeys.forget(key.key.keyId);
       cache?.forget(key.key.keyId);
-      request.keyId = null;
+      // Revoked or expired is said only once the secret matched: still the holder's request, so its usage counts it as
+      // refused (key-usage.ts). Any other 401 proves no key, and names none.
+      request.keyId = error.code === 'key_revoked' || error.code === 'key_expired' ? key.key.keyId : null;
       reportFailure(request, error.code, key.credentials.username);
     } else {
       // The store could not answer (503): the attempt is given back, so retrying through an outage never locks a client out.

@@ -8,6 +8,7 @@ import { PostgresAudit } from '../audit/postgres.ts';
 import { PostgresCredentials } from '../credentials/postgres.ts';
 import { PostgresIdempotency } from '../idempotency/postgres.ts';
 import { PostgresKeys } from '../keys/postgres.ts';
+import { PostgresKeyUsage } from '../key-usage/postgres.ts';
 import { PostgresSchema } from '../schema/postgres.ts';
 import { composeStore } from '../store-methods.ts';
 import type { Store } from '../store.ts';
@@ -40,6 +41,7 @@ export class PostgresStore {
       new PostgresAudit(engine),
       new PostgresIdempotency(engine),
       new PostgresWebhooks(engine),
+      new PostgresKeyUsage(engine),
     ]);
   }
 

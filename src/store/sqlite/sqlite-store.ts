@@ -8,6 +8,7 @@ import { CredentialCache } from '../credentials/credential-cache.ts';
 import { SqliteCredentials } from '../credentials/sqlite.ts';
 import { SqliteIdempotency } from '../idempotency/sqlite.ts';
 import { SqliteKeys } from '../keys/sqlite.ts';
+import { SqliteKeyUsage } from '../key-usage/sqlite.ts';
 import { SqliteSchema } from '../schema/sqlite.ts';
 import { composeStore } from '../store-methods.ts';
 import type { Store } from '../store.ts';
@@ -43,6 +44,7 @@ export class SqliteStore {
       new SqliteAudit(engine),
       new SqliteIdempotency(engine),
       new SqliteWebhooks(engine),
+      new SqliteKeyUsage(engine),
     ]);
     engine.opened();
     this.#db = engine;

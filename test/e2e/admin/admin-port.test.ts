@@ -90,6 +90,7 @@ describe('the admin API document, limits and metrics', () => {
       'listWebhookDeliveries',
       'listWebhookEndpoints',
       'readAudit',
+      'readKeyUsage',
       'redeliverWebhookEvent',
       'removeWebhookEndpoint',
       'revokeKey',

@@ -1,0 +1,20 @@
+-- Usage per key (issue 30): requests per key, UTC day (YYYY-MM-DD) and outcome, added to by every instance's flush; and the
+-- key's last addresses (ISO last_seen). Deleted with the key; days past KEY_USAGE_RETENTION_DAYS are pruned by day.
+CREATE TABLE key_usage (
+  key_id   TEXT    NOT NULL REFERENCES api_keys (key_id) ON DELETE CASCADE,
+  day      TEXT    NOT NULL,
+  outcome  TEXT    NOT NULL CHECK (outcome IN ('success', 'client_error', 'rate_limited', 'refused', 'server_error')),
+  count    INTEGER NOT NULL,
+  PRIMARY KEY (key_id, day, outcome)
+);
+
+CREATE INDEX key_usage_by_day ON key_usage (day);
+
+CREATE TABLE key_usage_addresses (
+  key_id     TEXT NOT NULL REFERENCES api_keys (key_id) ON DELETE CASCADE,
+  address    TEXT NOT NULL,
+  last_seen  TEXT NOT NULL,
+  PRIMARY KEY (key_id, address)
+);
+
+CREATE INDEX key_usage_addresses_by_time ON key_usage_addresses (last_seen);
