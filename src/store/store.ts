@@ -4,6 +4,7 @@ import type { KeyEnvironment } from '../domain/api-keys.ts';
 import type { AccountStore } from './accounts/account-store.ts';
 import type { AdminTokenStore } from './admin-tokens/admin-token-store.ts';
 import type { AuditStore } from './audit/audit-store.ts';
+import type { ConsoleSessionStore } from './console-sessions/console-session-store.ts';
 import type { CredentialStore } from './credentials/credential-store.ts';
 import type { IdempotencyStore } from './idempotency/idempotency-store.ts';
 import type { KeyStore } from './keys/key-store.ts';
@@ -14,6 +15,7 @@ import type { WebhookStore } from './webhooks/webhook-store.ts';
 export type * from './accounts/account-store.ts';
 export type * from './admin-tokens/admin-token-store.ts';
 export type * from './audit/audit-store.ts';
+export type * from './console-sessions/console-session-store.ts';
 export type * from './credentials/credential-store.ts';
 export type * from './idempotency/idempotency-store.ts';
 export type * from './keys/key-store.ts';
@@ -36,7 +38,8 @@ export interface Store
     AuditStore,
     IdempotencyStore,
     WebhookStore,
-    KeyUsageStore {
+    KeyUsageStore,
+    ConsoleSessionStore {
   readonly engine: string;
   /** The environment this store was opened for; a database of the other is refused, however it was reached (deployment.ts). */
   readonly environment: KeyEnvironment;

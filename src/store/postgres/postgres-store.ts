@@ -5,6 +5,7 @@ import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { PostgresAccounts } from '../accounts/postgres.ts';
 import { PostgresAdminTokens } from '../admin-tokens/postgres.ts';
 import { PostgresAudit } from '../audit/postgres.ts';
+import { PostgresConsoleSessions } from '../console-sessions/postgres.ts';
 import { PostgresCredentials } from '../credentials/postgres.ts';
 import { PostgresIdempotency } from '../idempotency/postgres.ts';
 import { PostgresKeys } from '../keys/postgres.ts';
@@ -42,6 +43,7 @@ export class PostgresStore {
       new PostgresIdempotency(engine),
       new PostgresWebhooks(engine),
       new PostgresKeyUsage(engine),
+      new PostgresConsoleSessions(engine),
     ]);
   }
 

@@ -4,6 +4,7 @@ import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { SqliteAccounts } from '../accounts/sqlite.ts';
 import { SqliteAdminTokens } from '../admin-tokens/sqlite.ts';
 import { SqliteAudit } from '../audit/sqlite.ts';
+import { SqliteConsoleSessions } from '../console-sessions/sqlite.ts';
 import { CredentialCache } from '../credentials/credential-cache.ts';
 import { SqliteCredentials } from '../credentials/sqlite.ts';
 import { SqliteIdempotency } from '../idempotency/sqlite.ts';
@@ -45,6 +46,7 @@ export class SqliteStore {
       new SqliteIdempotency(engine),
       new SqliteWebhooks(engine),
       new SqliteKeyUsage(engine),
+      new SqliteConsoleSessions(engine),
     ]);
     engine.opened();
     this.#db = engine;

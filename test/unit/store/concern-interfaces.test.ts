@@ -9,7 +9,7 @@ import type { RateBudgets } from '../../../src/http/limits/rate-limits.ts';
 import type { CredentialStore } from '../../../src/store/store.ts';
 
 const STORE = join(import.meta.dirname, '../../../src/store');
-const CONCERNS = ['accounts', 'admin-tokens', 'audit', 'credentials', 'idempotency', 'keys', 'key-usage', 'schema', 'webhooks'];
+const CONCERNS = ['accounts', 'admin-tokens', 'audit', 'console-sessions', 'credentials', 'idempotency', 'keys', 'key-usage', 'schema', 'webhooks'];
 const SQL = /\b(SELECT|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+TABLE)\b/;
 const ENGINE_IMPORT = /from\s+'[^']*\/(sqlite|postgres)\/[^']*'|from\s+'(node:sqlite|pg)'/;
 
