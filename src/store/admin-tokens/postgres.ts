@@ -3,6 +3,7 @@
 import { adminTokenCreated, adminTokenRevoked } from './admin-token-changes.ts';
 import { auditChange, insertAudited } from '../audit/postgres.ts';
 import type { AuditActor } from '../audit/audit-store.ts';
+import { deleteTokenConsoleSessions } from '../console-sessions/postgres.ts';
 import { brokenConstraint, UNIQUE_VIOLATION } from '../postgres/pg-errors.ts';
 import { PostgresPart } from '../postgres/postgres-engine.ts';
 import type { Query, Row } from '../postgres/query.ts';
@@ -69,6 +70,8 @@ export class PostgresAdminTokens extends PostgresPart implements AdminTokenStore
       if (before === null) throw adminTokenNotFound(tokenId);
       if (before.revokedAt !== null) return before;
       const revoked = await markAdminTokenRevoked(query, tokenId);
+      // Its console sessions are refused from now on anyway (the join in findConsoleSession); deleting them keeps the table clean.
+      await deleteTokenConsoleSessions(query, tokenId);
       await auditChange(query, audit, adminTokenRevoked(revoked));
       return revoked;
     });

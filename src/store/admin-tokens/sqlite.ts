@@ -3,6 +3,7 @@
 import { adminTokenCreated, adminTokenRevoked } from './admin-token-changes.ts';
 import type { AuditActor } from '../audit/audit-store.ts';
 import { auditChange } from '../audit/sqlite.ts';
+import { deleteTokenConsoleSessions } from '../console-sessions/sqlite.ts';
 import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
 import { SQLITE_CONSTRAINT_PRIMARYKEY } from '../sqlite/sqlite-errors.ts';
 import { adminTokenExists, adminTokenNotFound } from '../store-errors.ts';
@@ -81,6 +82,8 @@ export class SqliteAdminTokens implements AdminTokenStore {
         if (before === null) throw adminTokenNotFound(tokenId);
         if (before.revokedAt !== null) return before;
         const revoked = markAdminTokenRevoked(statement, tokenId, new Date().toISOString());
+        // Its console sessions are refused from now on anyway (the join in findConsoleSession); deleting them keeps the table clean.
+        deleteTokenConsoleSessions(statement, tokenId);
         auditChange(statement, audit, adminTokenRevoked(revoked));
         return revoked;
       }),
