@@ -30,6 +30,8 @@ export interface StoreUnderTest {
   recordedEnvironment(): Promise<{ environment: string; decidedBy: string } | null>;
   /** A token that changes whenever the endpoint's row is written (an UPDATE, even one that changes no value); read behind the stores' backs. */
   endpointRowVersion(endpointId: string): Promise<string>;
+  /** Stamps an admin token revoked with a bare UPDATE behind the stores' backs, as revokeAdminToken does minus its other writes. */
+  revokeAdminTokenBehindTheStore(tokenId: string): Promise<void>;
   /** Closes every store it opened and throws the database away. */
   cleanup(): Promise<void>;
 }

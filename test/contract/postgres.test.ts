@@ -58,6 +58,9 @@ async function makePostgresStore(): Promise<StoreUnderTest> {
     // Every write of a row, even one that changes no value, makes a new row version with a new xmin.
     endpointRowVersion: async (endpointId) =>
       String((await schema.query('SELECT xmin::text AS version FROM webhook_endpoints WHERE endpoint_id = $1', [endpointId])).rows[0]?.version),
+    revokeAdminTokenBehindTheStore: async (tokenId) => {
+      await schema.query('UPDATE admin_tokens SET revoked_at = now() WHERE token_id = $1', [tokenId]);
+    },
     cleanup: async () => {
       for (const store of opened) await store.close();
       await schema.drop();

@@ -75,6 +75,9 @@ async function makeSqliteStore(): Promise<StoreUnderTest> {
           BEGIN INSERT INTO test_endpoint_writes VALUES (NEW.endpoint_id); END;`);
         return String(db.prepare('SELECT count(*) AS n FROM test_endpoint_writes WHERE endpoint_id = ?').get(endpointId)!.n);
       }),
+    revokeAdminTokenBehindTheStore: async (tokenId) => {
+      withDatabase((db) => db.prepare('UPDATE admin_tokens SET revoked_at = ? WHERE token_id = ?').run(new Date().toISOString(), tokenId));
+    },
     cleanup: async () => {
       for (const store of opened) await store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import { defineAccountCases } from './account-cases.ts';
 import { defineAdminTokenCases } from './admin-token-cases.ts';
 import { defineAuditCases } from './audit-cases.ts';
 import { defineConcurrencyCases } from './concurrency-cases.ts';
+import { defineConsoleSessionCases } from './console-session-cases.ts';
 import { defineCredentialCases } from './credential-cases.ts';
 import { defineIdempotencyCases } from './idempotency-cases.ts';
 import { defineKeyCases } from './key-cases.ts';
@@ -26,6 +27,7 @@ const concerns = [
   defineAdminTokenCases,
   defineWebhookCases,
   defineKeyUsageCases,
+  defineConsoleSessionCases,
   // Across concerns: writers racing each other through one store and through two.
   defineConcurrencyCases,
 ];
