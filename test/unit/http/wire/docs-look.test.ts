@@ -8,7 +8,12 @@ type Element = { type: unknown; props: Record<string, unknown> | null; children:
 
 /** A stand-in for Swagger UI's system: createElement records what it was asked to draw. */
 const FRAGMENT = Symbol('Fragment');
-const system = { React: { Fragment: FRAGMENT, createElement: (type: unknown, props: object | null, ...children: unknown[]): Element => ({ type, props: props as Element["props"], children }) } };
+const system = {
+  React: {
+    Fragment: FRAGMENT,
+    createElement: (type: unknown, props: object | null, ...children: unknown[]): Element => ({ type, props: props as Element['props'], children }),
+  },
+};
 
 test('the wordmark plugin works from its source text alone, as @fastify/swagger-ui sends it, and draws an img named account-api', () => {
   // Rebuilt from its text, as the browser gets it: a name it borrowed from this module would throw here.
