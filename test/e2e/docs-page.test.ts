@@ -173,12 +173,17 @@ describe('the /docs page in a real browser', () => {
         part: style('header.topbar .wordmark-part').color,
         titleFont: style('.information-container .title').fontFamily,
         pathFont: style('.opblock-summary-path').fontFamily,
+        swaggerMain: style('#swagger-ui main').maxWidth,
+        example: style('#swagger-ui main button').backgroundColor,
       };
-    })()`)) as { bar: string; part: string; titleFont: string; pathFont: string };
+    })()`)) as { bar: string; part: string; titleFont: string; pathFont: string; swaggerMain: string; example: string };
     assert.ok(contrast('rgb(255, 255, 255)', look.bar) >= 7, `the top bar (${look.bar}) is not dark`);
     assert.ok(contrast(look.part, look.bar) >= 4.5, `the top bar's "API docs" (${look.part} on ${look.bar}) is below WCAG AA`);
     assert.match(look.titleFont, /^system-ui\b/, `the API's title is set in ${look.titleFont}, not the system font stack`);
     assert.match(look.pathFont, /monospace/, `the operations' paths lost their monospace: ${look.pathFont}`);
+    // Swagger UI has a <main> of its own: the console's rules for <main> and what is in it must not reach it.
+    assert.equal(look.swaggerMain, 'none', "the console's <main> width reached Swagger UI's");
+    assert.notEqual(look.example, 'rgb(255, 255, 255)', "the console's button style reached Swagger UI's buttons");
   });
 
   step('sends GET /api/v0/hello from the page and shows 200 with "World"', async () => {
