@@ -130,6 +130,11 @@ describe('the /docs page in a real browser', () => {
   step('loads with the API title and its operations grouped by tag', async () => {
     const response = await page.goto(`${server.url}/docs`);
     assert.equal(response?.status(), 200, 'GET /docs did not answer 200');
+    // Every source a keyword ('self', 'none'), a hash or data:, never a host or a scheme: the page needs no other server.
+    const policy = (await response!.headerValue('content-security-policy')) ?? '';
+    const sources = policy.split(';').flatMap((directive) => directive.trim().split(/\s+/).slice(1));
+    assert.ok(sources.includes("'self'"), `the page's policy reads ${policy}`);
+    assert.deepEqual(sources.filter((source) => !/^('[^']+'|data:)$/.test(source)), [], `the page's policy allows another origin: ${policy}`);
     await page.locator('.information-container .title').waitFor();
     const title = await page.locator('.information-container .title').innerText();
     assert.ok(title.startsWith(TITLE), `the page is titled "${title}", not "${TITLE}"`);
