@@ -1,5 +1,5 @@
 // The OpenAPI document and the docs page's assets: gzip or brotli when asked, with Vary and a validator that revalidates; and the
-// docs page's logo, read at start without a thread pool.
+// docs page's own look (src/page-style/), read at start without a thread pool.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -83,11 +83,16 @@ test('small answers stay uncompressed', async () => {
   assert.equal(icon.headers['content-encoding'], undefined, 'a 665-byte icon was compressed');
 });
 
-test("the docs page shows Swagger UI's own logo, read at start without starting libuv's thread pool", async () => {
+test("the docs page carries our wordmark, not Swagger UI's logo, and what it needs is read at start without libuv's thread pool", async () => {
   const logo = readFileSync(join(REPO_ROOT, 'node_modules/@fastify/swagger-ui/static/logo.svg')).toString('base64');
   const initializer = await rawGet(`${server.url}/docs/static/swagger-initializer.js`, {});
   assert.equal(initializer.status, 200);
-  assert.ok(initializer.body.toString('utf8').includes(`img.src = 'data:image/svg+xml;base64,${logo}'`), 'the logo, as a data URL');
+  const script = initializer.body.toString('utf8');
+  assert.ok(!script.includes(logo), "the initializer carries Swagger UI's logo");
+  assert.ok(!script.includes('img.src ='), "the initializer swaps a logo in after the first render (@fastify/swagger-ui's logo option)");
+  const wordmark = await rawGet(`${server.url}/docs/static/theme/wordmark.svg`, {});
+  assert.equal(wordmark.status, 200);
+  assert.equal(wordmark.body.toString('utf8'), readFileSync(join(REPO_ROOT, 'src/page-style/wordmark.svg'), 'utf8'));
   // Four threads that would wait for work no request of the API gives them (the docs page's files start them when asked for).
   assert.ok(threadsAtStart.includes('MainThread'), `the threads' names are readable: ${threadsAtStart.join(', ')}`);
   assert.deepEqual(threadsAtStart.filter((name) => name.startsWith('libuv-worker')), [], threadsAtStart.join(', '));

@@ -1,7 +1,9 @@
-// Protects the /docs page as a person uses it, in headless Chromium: it loads from this server alone, sends calls and shows answers.
+// Protects the /docs page as a person uses it, in headless Chromium: it loads from this server alone, in the service's own look,
+// sends calls and shows answers.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { HANG_MS } from '../support/eventually.ts';
 import { createAccount, createWorkspace, REPO_ROOT, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
@@ -22,6 +24,10 @@ const CHROMIUM_ARGS = [
 const RESULTS = join(REPO_ROOT, 'test-results');
 const SCREENSHOT = join(RESULTS, 'docs-page.png');
 const TITLE = 'Account Settings, User and Test API';
+// The service's name as issue 30 asks the page to carry it, and the files it is drawn from.
+const SERVICE = 'account-api';
+const STYLESHEET = readFileSync(join(REPO_ROOT, 'src/page-style/style.css'), 'utf8');
+const SWAGGER_LOGO = readFileSync(join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui/package.json')), 'static/logo.svg'));
 const NAME = 'Alice Liddell';
 
 // CI installs Chromium, so there a missing browser is a failure; on a developer's machine it is a reason to skip.
@@ -56,6 +62,19 @@ async function execute(method: string, path: string): Promise<{ status: string; 
   const status = (await response.locator('.response-col_status').innerText()).trim();
   const body = await response.locator('.response-col_description pre.microlight').first().innerText();
   return { status, body };
+}
+
+/** WCAG 2's contrast ratio of two computed colours (rgb(...) or rgba(...) with full alpha). */
+function contrast(foreground: string, background: string): number {
+  const luminance = (color: string) => {
+    const [r, g, b] = color.match(/[\d.]+/g)!.slice(0, 3).map((part) => {
+      const c = Number(part) / 255;
+      return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    }) as [number, number, number];
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const [light, dark] = [luminance(foreground), luminance(background)].sort((a, b) => b - a) as [number, number];
+  return (light + 0.05) / (dark + 0.05);
 }
 
 /** A test on the shared page; on failure it keeps a picture of what the page showed at that moment. */
@@ -111,6 +130,11 @@ describe('the /docs page in a real browser', () => {
   step('loads with the API title and its operations grouped by tag', async () => {
     const response = await page.goto(`${server.url}/docs`);
     assert.equal(response?.status(), 200, 'GET /docs did not answer 200');
+    // Every source a keyword ('self', 'none'), a hash or data:, never a host or a scheme: the page needs no other server.
+    const policy = (await response!.headerValue('content-security-policy')) ?? '';
+    const sources = policy.split(';').flatMap((directive) => directive.trim().split(/\s+/).slice(1));
+    assert.ok(sources.includes("'self'"), `the page's policy reads ${policy}`);
+    assert.deepEqual(sources.filter((source) => !/^('[^']+'|data:)$/.test(source)), [], `the page's policy allows another origin: ${policy}`);
     await page.locator('.information-container .title').waitFor();
     const title = await page.locator('.information-container .title').innerText();
     assert.ok(title.startsWith(TITLE), `the page is titled "${title}", not "${TITLE}"`);
@@ -120,6 +144,51 @@ describe('the /docs page in a real browser', () => {
     for (const [method, path] of [['GET', '/api/v0/hello'], ['GET', '/api/v0/user'], ['POST', '/api/v0/settings']] as const) {
       assert.equal(await operation(method, path).count(), 1, `${method} ${path} is not listed once`);
     }
+  });
+
+  step("carries the service's name in its top bar, drawn from our wordmark, and not Swagger's logo", async () => {
+    assert.ok((await page.title()).startsWith(SERVICE), `the tab reads "${await page.title()}", not the service's name`);
+    const topbar = page.locator('header.topbar');
+    const wordmark = topbar.getByRole('img', { name: SERVICE, exact: true });
+    assert.equal(await wordmark.count(), 1, `the top bar has no image named ${SERVICE}: ${await topbar.innerHTML()}`);
+    assert.ok(await wordmark.evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth > 0), 'the wordmark image did not load');
+    assert.ok(requests.includes(`${server.url}/docs/static/theme/wordmark.svg`), 'the wordmark was not loaded from this server');
+    // Swagger UI draws its logo as an inline <svg> in the top bar's link; the dark-mode switch beside it has an <svg> of its own.
+    assert.equal(await topbar.locator('.link svg').count(), 0, "the top bar's link still draws an <svg> (Swagger's logo is one)");
+    assert.deepEqual(requests.filter((url) => /logo/i.test(url)), [], "the page asked for Swagger's logo");
+    // @fastify/swagger-ui's own logo option sends the logo inside the initializer script, base64-encoded.
+    const initializer = await (await fetch(`${server.url}/docs/static/swagger-initializer.js`)).text();
+    assert.ok(!initializer.includes(SWAGGER_LOGO.toString('base64')), "the page's initializer script carries Swagger's logo");
+  });
+
+  step('loads our stylesheet from this server, and its top bar is dark with legible text in our fonts', async () => {
+    const url = `${server.url}/docs/static/theme/account-api.css`;
+    assert.ok(requests.includes(url), `the page never asked for ${url}; it asked for ${requests.join(', ')}`);
+    const served = await fetch(url);
+    assert.equal(served.status, 200);
+    assert.match(served.headers.get('content-type') ?? '', /^text\/css/);
+    assert.equal(await served.text(), STYLESHEET, 'the stylesheet served is not src/page-style/style.css');
+    const applied = await page.evaluate(`[...document.styleSheets].some((sheet) => sheet.href === ${JSON.stringify(url)} && sheet.cssRules.length > 0)`);
+    assert.ok(applied, 'the stylesheet is linked but its rules did not reach the page');
+
+    const look = (await page.evaluate(`(() => {
+      const style = (selector) => getComputedStyle(document.querySelector(selector));
+      return {
+        bar: style('header.topbar').backgroundColor,
+        part: style('header.topbar .wordmark-part').color,
+        titleFont: style('.information-container .title').fontFamily,
+        pathFont: style('.opblock-summary-path').fontFamily,
+        swaggerMain: style('#swagger-ui main').maxWidth,
+        example: style('#swagger-ui main button').backgroundColor,
+      };
+    })()`)) as { bar: string; part: string; titleFont: string; pathFont: string; swaggerMain: string; example: string };
+    assert.ok(contrast('rgb(255, 255, 255)', look.bar) >= 7, `the top bar (${look.bar}) is not dark`);
+    assert.ok(contrast(look.part, look.bar) >= 4.5, `the top bar's "API docs" (${look.part} on ${look.bar}) is below WCAG AA`);
+    assert.match(look.titleFont, /^system-ui\b/, `the API's title is set in ${look.titleFont}, not the system font stack`);
+    assert.match(look.pathFont, /monospace/, `the operations' paths lost their monospace: ${look.pathFont}`);
+    // Swagger UI has a <main> of its own: the console's rules for <main> and what is in it must not reach it.
+    assert.equal(look.swaggerMain, 'none', "the console's <main> width reached Swagger UI's");
+    assert.notEqual(look.example, 'rgb(255, 255, 255)', "the console's button style reached Swagger UI's buttons");
   });
 
   step('sends GET /api/v0/hello from the page and shows 200 with "World"', async () => {

@@ -16,6 +16,8 @@ const SRC = join(import.meta.dirname, '../../src');
 const LAYERS: readonly (readonly [name: string, prefixes: readonly string[]])[] = [
   // Pure rules and definitions: no HTTP, no SQL, no settings (webhook events, errors and retry schedule among them).
   ['domain', ['domain/']],
+  // The browser pages' shared look: a stylesheet and the wordmark, read from disk, importing nothing of ours.
+  ['page-style', ['page-style/']],
   // Every settings type, parsed once from the environment and flags.
   ['config', ['config.ts']],
   ['store', ['store/']],

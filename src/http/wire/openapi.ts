@@ -1,10 +1,10 @@
 // The OpenAPI 3.1 document, generated from the routes' own schemas (@fastify/swagger), and the interactive page at /docs.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { precompressedFiles } from './compression.ts';
+import { docsLook, serveWordmark } from './docs-look.ts';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
@@ -27,10 +27,6 @@ user and an API key as the password. Settings and user endpoints need an account
 answer 403 premium_required. POST bodies are form-encoded (curl -d) or JSON objects of strings. Failures carry a stable code per
 message; the codes each status can carry are enumerated in its schema. GET /user and GET /settings carry an ETag (If-None-Match:
 304); their POSTs take If-Match (412 when the account changed since) and an Idempotency-Key (a repeat gets the first answer again).`;
-
-// Swagger UI's logo has an inline <style> (swagger-api/swagger-ui#10655): allowed by its hash alone; test/e2e/docs-page.test.ts
-// fails with the new hash if an upgrade changes it.
-const SWAGGER_LOGO_STYLE = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w=';
 
 type ResponseObject = { headers?: Record<string, unknown> };
 type OperationObject = { responses: Record<string, ResponseObject> };
@@ -110,15 +106,19 @@ export const openApi = fp(
       const assets = precompressedFiles(SWAGGER_UI_STATIC, '/docs/static/');
       docs.addHook('onRequest', assets.onRequest);
       docs.addHook('onSend', assets.onSend);
+      serveWordmark(docs);
       await docs.register(swaggerUi, {
         routePrefix: '/docs',
-        // Read here at once: the plugin's async read started libuv's thread pool at start for nothing else.
-        logo: { type: 'image/svg+xml', content: readFileSync(join(SWAGGER_UI_STATIC, 'logo.svg')) },
-        uiConfig: { tryItOutEnabled: true, persistAuthorization: false, displayRequestDuration: true },
+        // Our wordmark and stylesheet (src/page-style/), not Swagger's logo; never undefined, which reads Swagger's from disk.
+        logo: docsLook.logo,
+        theme: docsLook.theme,
+        uiConfig: { tryItOutEnabled: true, persistAuthorization: false, displayRequestDuration: true, plugins: docsLook.plugins },
         staticCSP: true,
-        // Also plain HTTP on private networks: upgrading the page's calls to https would break them.
+        // Also plain HTTP on private networks: upgrading the page's calls to https would break them. And this origin only: the
+        // plugin's policy also lets styles and fonts come from any https: host and images from Swagger's validator, which
+        // this page never asks for (validatorUrl is null), so it works, and is tested, with no internet.
         transformStaticCSP: (header) =>
-          header.replace(/\s*upgrade-insecure-requests;?/, '').replace("style-src 'self'", `style-src 'self' '${SWAGGER_LOGO_STYLE}'`),
+          header.replace(/\s*upgrade-insecure-requests;?/, '').replaceAll(' https:', '').replace(' validator.swagger.io', ''),
       });
     });
   },
