@@ -35,6 +35,24 @@ export function codePointLength(value: string): number {
   return count;
 }
 
+const USERNAME_PREFIX_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * The start of a username, to search accounts by (ignoring case): 1 to 64 characters of the username alphabet. Unlike a
+ * username it may be only `.`, `_` or `-`; the stores match `_` as itself, never as a LIKE wildcard.
+ */
+export function checkUsernamePrefix(prefix: string, field = 'username_prefix'): string {
+  if (!USERNAME_PREFIX_PATTERN.test(prefix)) {
+    throw new DomainError(
+      'invalid',
+      'invalid_username_prefix',
+      `A username prefix is 1 to ${USERNAME_MAX_LENGTH} characters of letters, digits, '.', '_' and '-'.`,
+      { field },
+    );
+  }
+  return prefix;
+}
+
 /** Kept exactly as submitted (no trimming), so the caller gets back what it sent; it must still be readable. */
 export function checkDisplayName(name: string, field = 'name'): string {
   const length = codePointLength(name);

@@ -159,5 +159,33 @@ export function defineAccountCases(engineName: string, makeStore: MakeStore, ski
       assert.deepEqual(last.map((a) => a.username), ['eve']);
       assert.deepEqual(await store.pageAccounts(last[0]!.id, 2), []);
     });
+
+    test('pages only the accounts whose username starts with a prefix, ignoring case, by the same cursor', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      for (const name of ['alice', 'Alina', 'bob', 'ALIBABA', 'malik', 'al', 'alison']) await store.createAccount(account(name));
+      const names = (accounts: { username: string }[]) => accounts.map((a) => a.username);
+      assert.deepEqual(names(await store.pageAccounts(null, 10, 'ALI')), ['alice', 'Alina', 'ALIBABA', 'alison'], 'ALI finds alice');
+      assert.deepEqual(names(await store.pageAccounts(null, 10, 'ali')), ['alice', 'Alina', 'ALIBABA', 'alison']);
+      const first = await store.pageAccounts(null, 2, 'ali');
+      assert.deepEqual(names(first), ['alice', 'Alina']);
+      const second = await store.pageAccounts(first.at(-1)!.id, 2, 'ali');
+      assert.deepEqual(names(second), ['ALIBABA', 'alison'], 'the second page skipped or repeated a match, or took bob or malik');
+      assert.deepEqual(await store.pageAccounts(second.at(-1)!.id, 2, 'ali'), []);
+      assert.deepEqual(names(await store.pageAccounts(null, 10, 'alice')), ['alice'], 'a whole username is its own prefix');
+      assert.deepEqual(await store.pageAccounts(null, 10, 'alicex'), []);
+      assert.deepEqual(await store.pageAccounts(null, 10, 'lik'), [], 'matched inside the username, not at its start');
+    });
+
+    test("a prefix's '_' and '.' match only themselves, never any character", async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      for (const name of ['abc', 'a_c', 'a.c', 'a-c', 'A_D', 'x']) await store.createAccount(account(name));
+      const names = async (prefix: string) => (await store.pageAccounts(null, 10, prefix)).map((a) => a.username);
+      assert.deepEqual(await names('a_'), ['a_c', 'A_D'], "'a_' matched abc: '_' was taken as a wildcard");
+      assert.deepEqual(await names('a_c'), ['a_c']);
+      assert.deepEqual(await names('a.'), ['a.c']);
+      assert.deepEqual(await names('a-'), ['a-c']);
+      assert.deepEqual(await names('_'), []);
+      assert.deepEqual(await names('a'), ['abc', 'a_c', 'a.c', 'a-c', 'A_D']);
+    });
   });
 }

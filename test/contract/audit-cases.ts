@@ -142,5 +142,42 @@ export function defineAuditCases(engineName: string, makeStore: MakeStore, skip?
       assert.ok(!untilLast.some((e) => e.id === all[2]!.id), 'until is not exclusive');
       assert.deepEqual(await store.listAudit({ until: new Date(Date.parse(all[0]!.occurredAt) - 1000) }), []);
     });
+
+    test('filters by actor and by action, exactly, alone, together and with the other filters, paging back in time', async (t) => {
+      const { store } = await freshStore(t, makeStore);
+      const admin = { actor: 'admin:3kTqv9ZbW2aX', requestId: 'r', address: '127.0.0.1' };
+      const other = { actor: 'admin:3kTqv9ZbW2aY', requestId: 'r', address: '127.0.0.1' };
+      await store.createAccount(account('ann'), admin);
+      await store.createAccount(account('ben'), CLI);
+      await store.setPremium('ann', true, other);
+      await sleep(5); // so cat's entries are later than ann's to the millisecond, for `since`
+      await store.createAccount(account('cat'), admin);
+      await store.setPremium('cat', true, admin);
+      const pick = (entries: { username: string | null; action: string }[]) => entries.map((e) => `${e.username} ${e.action}`);
+      assert.deepEqual(pick(await store.listAudit({ actor: 'admin:3kTqv9ZbW2aX' })), [
+        'ann account.created',
+        'cat account.created',
+        'cat account.premium_changed',
+      ]);
+      assert.deepEqual(pick(await store.listAudit({ actor: 'cli:operator' })), ['ben account.created']);
+      assert.deepEqual(await store.listAudit({ actor: 'ADMIN:3kTqv9ZbW2aX' }), [], 'the actor is matched ignoring case');
+      assert.deepEqual(await store.listAudit({ actor: 'admin:3kTqv9ZbW2a' }), [], 'the actor is matched as a prefix');
+      assert.deepEqual(pick(await store.listAudit({ action: 'account.premium_changed' })), [
+        'ann account.premium_changed',
+        'cat account.premium_changed',
+      ]);
+      assert.deepEqual(pick(await store.listAudit({ action: 'account.created', actor: 'admin:3kTqv9ZbW2aX' })), [
+        'ann account.created',
+        'cat account.created',
+      ]);
+      assert.deepEqual(pick(await store.listAudit({ action: 'account.premium_changed', username: 'ANN' })), ['ann account.premium_changed']);
+      assert.deepEqual(await store.listAudit({ action: 'key.created' }), []);
+      const newest = await store.listAudit({ actor: 'admin:3kTqv9ZbW2aX', limit: 1 });
+      assert.deepEqual(pick(newest), ['cat account.premium_changed']);
+      const before = await store.listAudit({ actor: 'admin:3kTqv9ZbW2aX', beforeId: newest[0]!.id, limit: 1 });
+      assert.deepEqual(pick(before), ['cat account.created'], 'the cursor skipped an entry of the actor or took another');
+      const since = new Date(Date.parse(before[0]!.occurredAt));
+      assert.deepEqual(pick(await store.listAudit({ action: 'account.created', since })), ['cat account.created']);
+    });
   });
 }

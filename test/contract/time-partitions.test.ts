@@ -233,6 +233,7 @@ describe('PostgreSQL time partitions', () => {
     const filters = [
       { since: plusDays(cutover, 2), until: plusDays(cutover, 3) },
       { username: 'ada', since: plusDays(cutover, 2.25), until: plusDays(cutover, 2.5), beforeId: 1000, limit: 10 },
+      { actor: 'admin:3kTqv9ZbW2aX', action: 'account.created' as const, since: plusDays(cutover, 2), until: plusDays(cutover, 3) },
     ];
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();

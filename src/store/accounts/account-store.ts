@@ -40,6 +40,9 @@ export interface AccountStore {
   updateName(accountId: number, name: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account>;
   updateTimezone(accountId: number, timezone: string, audit?: AuditActor, options?: AccountUpdateOptions): Promise<Account>;
 
-  /** The admin API's cursor paging (null: from the first). */
-  pageAccounts(afterId: number | null, limit: number): Promise<Account[]>;
+  /**
+   * The admin API's cursor paging (null: from the first), oldest first; with `usernamePrefix`, only the accounts whose username
+   * starts with it, ignoring case (`_`, `%` and `\` in it match only themselves).
+   */
+  pageAccounts(afterId: number | null, limit: number, usernamePrefix?: string): Promise<Account[]>;
 }

@@ -16,6 +16,7 @@ import { WEBHOOK_EVENT_OF_UPDATE } from '../webhooks/postgres-outbox.ts';
 import type { Account, AccountStore, AccountUpdateOptions, NewAccount } from './account-store.ts';
 import { ACCOUNT_COLUMNS, toAccount } from './account-rows.ts';
 import { POSTGRES_VALUES } from '../postgres/query.ts';
+import { likePrefix } from '../like-pattern.ts';
 
 const BY_USERNAME = 'lower(username) = lower($1)';
 
@@ -90,8 +91,12 @@ export class PostgresAccounts extends PostgresPart implements AccountStore {
     return (await this.engine.one('SELECT EXISTS (SELECT 1 FROM accounts) AS any'))!.any === true;
   }
 
-  async pageAccounts(afterId: number | null, limit: number): Promise<Account[]> {
-    return (await this.engine.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > $1 ORDER BY id LIMIT $2`, [afterId ?? 0, limit])).map((row) => toAccount(row, POSTGRES_VALUES));
+  /** The prefix's condition only when given, so the plan can use migration 012's text_pattern_ops index on lower(username). */
+  async pageAccounts(afterId: number | null, limit: number, usernamePrefix?: string): Promise<Account[]> {
+    const byPrefix = usernamePrefix === undefined ? '' : `AND lower(username) LIKE $3 ESCAPE '\\'`;
+    const values = usernamePrefix === undefined ? [afterId ?? 0, limit] : [afterId ?? 0, limit, likePrefix(usernamePrefix.toLowerCase())];
+    const rows = await this.engine.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > $1 ${byPrefix} ORDER BY id LIMIT $2`, values);
+    return rows.map((row) => toAccount(row, POSTGRES_VALUES));
   }
 
   setPremium(username: string, premium: boolean, audit?: AuditActor): Promise<Account> {

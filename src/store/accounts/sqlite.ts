@@ -11,6 +11,7 @@ import type { Prepare, Row, SqliteEngine } from '../sqlite/sqlite-engine.ts';
 import { SQLITE_CONSTRAINT_UNIQUE } from '../sqlite/sqlite-errors.ts';
 import { accountGone, accountNotFound, idempotencyKeyInUse, preconditionFailed, usernameTaken } from '../store-errors.ts';
 import type { Account, AccountStore, AccountUpdateOptions, NewAccount } from './account-store.ts';
+import { likePrefix } from '../like-pattern.ts';
 import { ACCOUNT_COLUMNS, toAccount } from './account-rows.ts';
 import { SQLITE_VALUES } from '../sqlite/sqlite-engine.ts';
 
@@ -134,11 +135,12 @@ export class SqliteAccounts implements AccountStore {
     return this.#engine.run(() => Number((this.#engine.statement('SELECT EXISTS (SELECT 1 FROM accounts) AS any').get() as Row).any) === 1);
   }
 
-  pageAccounts(afterId: number | null, limit: number): Promise<Account[]> {
+  /** LIKE ignores ASCII case, as the NOCASE username does, and can then use its unique index. */
+  pageAccounts(afterId: number | null, limit: number, usernamePrefix?: string): Promise<Account[]> {
     return this.#engine.run(() =>
       this.#engine
-        .statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > ? ORDER BY id LIMIT ?`)
-        .all(afterId ?? 0, limit)
+        .statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > ?1 AND (?3 IS NULL OR username LIKE ?3 ESCAPE '\\') ORDER BY id LIMIT ?2`)
+        .all(afterId ?? 0, limit, usernamePrefix === undefined ? null : likePrefix(usernamePrefix))
         .map((row) => toAccount(row as Row, SQLITE_VALUES)),
     );
   }

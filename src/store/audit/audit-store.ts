@@ -1,5 +1,5 @@
 // The audit trail as the store keeps it: who changed what and from where, written in the change's own transaction; no SQL here.
-import type { NewAuditEvent } from '../../domain/audit-events.ts';
+import type { AuditAction, NewAuditEvent } from '../../domain/audit-events.ts';
 
 /** Who made a change and from where: recorded with it in the audit trail, in the change's own transaction. */
 export interface AuditActor {
@@ -18,6 +18,10 @@ export interface AuditEvent extends NewAuditEvent, AuditActor {
 export interface AuditQuery {
   /** Entries of this account (ignoring case), also after it was deleted. */
   readonly username?: string;
+  /** Entries made by exactly this actor (`admin:3kTqv9ZbW2aX`, `cli:root`, `key:...`; case counts). */
+  readonly actor?: string;
+  /** Entries of exactly this action. */
+  readonly action?: AuditAction;
   /** Entries at or after this instant. */
   readonly since?: Date;
   /** Entries before this instant (the admin API's time filter). */

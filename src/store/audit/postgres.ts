@@ -78,6 +78,8 @@ export function auditListStatement(filter: AuditQuery): { text: string; values: 
     where.push(condition(`$${values.length}`));
   };
   if (filter.username !== undefined) add((n) => `lower(username) = lower(${n})`, filter.username);
+  if (filter.actor !== undefined) add((n) => `actor = ${n}`, filter.actor);
+  if (filter.action !== undefined) add((n) => `action = ${n}`, filter.action);
   if (filter.since !== undefined) add((n) => `occurred_at >= ${n}::timestamptz`, filter.since);
   if (filter.until !== undefined) add((n) => `occurred_at < ${n}::timestamptz`, filter.until);
   if (filter.beforeId !== undefined) add((n) => `id < ${n}::bigint`, filter.beforeId);

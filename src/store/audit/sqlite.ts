@@ -50,6 +50,7 @@ export function selectAuditEvents(prepare: Prepare, query: AuditQuery): AuditEve
     `SELECT * FROM (SELECT ${AUDIT_COLUMNS} FROM audit_events
        WHERE (?1 IS NULL OR username = ?1) AND (?2 IS NULL OR occurred_at >= ?2)
          AND (?4 IS NULL OR occurred_at < ?4) AND (?5 IS NULL OR id < ?5)
+         AND (?6 IS NULL OR actor = ?6) AND (?7 IS NULL OR action = ?7)
        ORDER BY id DESC LIMIT ?3) ORDER BY id`,
   ).all(
     query.username ?? null,
@@ -57,6 +58,8 @@ export function selectAuditEvents(prepare: Prepare, query: AuditQuery): AuditEve
     query.limit ?? DEFAULT_AUDIT_LIMIT,
     query.until?.toISOString() ?? null,
     query.beforeId ?? null,
+    query.actor ?? null,
+    query.action ?? null,
   );
   return rows.map((row) => toAuditEvent(row as Row));
 }
