@@ -22,6 +22,7 @@ import type {
   NewAdminKey,
   Page,
   PageRequest,
+  AccountPageRequest,
 } from './admin-types.ts';
 
 export interface AdminClientOptions {
@@ -99,9 +100,10 @@ export class AdminClient {
     return (await this.#write<AdminAccount>({ method: 'POST', path: '/accounts', form: formOf({ ...account }) }, options)).data;
   }
 
-  /** GET /accounts: one page, oldest first. */
-  async listAccounts(request: PageRequest = {}): Promise<Page<AdminAccount>> {
-    return this.#page<AdminAccount>(`/accounts${queryOf({ limit: request.limit, cursor: request.cursor })}`);
+  /** GET /accounts: one page, oldest first; `usernamePrefix` keeps those whose username starts with it (ignoring case). */
+  async listAccounts(request: AccountPageRequest = {}): Promise<Page<AdminAccount>> {
+    const { usernamePrefix, limit, cursor } = request;
+    return this.#page<AdminAccount>(`/accounts${queryOf({ username_prefix: usernamePrefix, limit, cursor })}`);
   }
 
   /** GET /accounts/{username}: 404 account_not_found when there is none. */
@@ -146,8 +148,8 @@ export class AdminClient {
 
   /** GET /audit: one page of the trail, newest first. */
   async readAudit(request: AuditRequest = {}): Promise<Page<AdminAuditEntry>> {
-    const { username, since, until, limit, cursor } = request;
-    return this.#page<AdminAuditEntry>(`/audit${queryOf({ username, since, until, limit, cursor })}`);
+    const { username, actor, action, since, until, limit, cursor } = request;
+    return this.#page<AdminAuditEntry>(`/audit${queryOf({ username, actor, action, since, until, limit, cursor })}`);
   }
 
   async addWebhookEndpoint(endpoint: NewAdminWebhookEndpoint, options: AdminWriteOptions = {}): Promise<AdminNewWebhookEndpoint> {

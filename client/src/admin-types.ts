@@ -106,8 +106,18 @@ export interface PageRequest {
   readonly cursor?: string;
 }
 
+/** GET /accounts: a page of accounts, oldest first. */
+export interface AccountPageRequest extends PageRequest {
+  /** Only accounts whose username starts with this, ignoring case: 1 to 64 letters, digits, '.', '_' or '-' (each only itself). */
+  readonly usernamePrefix?: string;
+}
+
 export interface AuditRequest extends PageRequest {
   readonly username?: string;
+  /** Entries made by exactly this actor: `admin:<token id>`, `key:<key id>` or `cli:<user>`. */
+  readonly actor?: string;
+  /** Entries of exactly this action, such as `key.revoked` (an unknown one is 400 invalid_action). */
+  readonly action?: string;
   /** Entries at or after this instant (ISO 8601). */
   readonly since?: string;
   /** Entries before this instant (ISO 8601). */

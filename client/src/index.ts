@@ -2,6 +2,7 @@
 export { AccountApiClient, DEFAULT_USER_AGENT, LIVE_BASE_URL, SANDBOX_BASE_URL, type AccountApiClientOptions } from './client.ts';
 export { AdminClient, type AdminClientOptions, type AdminWriteOptions } from './admin-client.ts';
 export type {
+  AccountPageRequest,
   AdminAccount,
   AdminAccountChange,
   AdminAuditEntry,

@@ -1,4 +1,5 @@
 // `account-api audit`: reads the audit trail of changes to accounts and keys, oldest first.
+import { AUDIT_ACTIONS } from '../domain/audit-events.ts';
 import { readAudit } from '../operations/audit.ts';
 import { auditJson } from '../operations/representations.ts';
 import type { AuditEvent } from '../store/store.ts';
@@ -16,11 +17,22 @@ export const AUDIT = databaseGroup({
         'the fields changed (old -> new), the request id and the address. Entries older than AUDIT_RETENTION_DAYS are pruned by serve.',
       flags: {
         user: { type: 'string', value: 'NAME', help: "only this account's entries (ignoring case), also once it is deleted" },
+        actor: { type: 'string', value: 'ACTOR', help: 'only the entries of exactly this actor, such as admin:3kTqv9ZbW2aX, key:3kTqv9ZbW2aX or cli:root' },
+        action: { type: 'string', value: 'ACTION', help: `only the entries of exactly this action: ${AUDIT_ACTIONS.join(', ')}` },
         since: { type: 'string', value: 'ISO', help: 'only entries at or after this date or time, such as 2026-11-01 or 2026-11-01T08:00:00Z' },
       },
-      examples: ['npx account-api audit --user alice --since 2026-11-01', 'npx account-api audit --json'],
+      examples: [
+        'npx account-api audit --user alice --since 2026-11-01',
+        'npx account-api audit --actor admin:3kTqv9ZbW2aX --action key.revoked',
+        'npx account-api audit --json',
+      ],
       run: async (context, { store }) => {
-        const events = await readAudit(store, { username: context.flags.user, since: context.flags.since });
+        const events = await readAudit(store, {
+          username: context.flags.user,
+          actor: context.flags.actor,
+          action: context.flags.action,
+          since: context.flags.since,
+        });
         printList(context, events, {
           json: eventJson,
           empty: 'No audit entries match.',

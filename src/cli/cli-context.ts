@@ -24,9 +24,13 @@ export interface CliFlags {
   readonly 'expires-in'?: string;
   readonly 'expires-at'?: string;
   readonly overlap?: string;
-  // `audit` only: whose entries, from when.
+  // `audit` only: whose entries, made by whom, of which action, from when.
   readonly user?: string;
+  readonly actor?: string;
+  readonly action?: string;
   readonly since?: string;
+  /** `users list` only: usernames starting with this. */
+  readonly prefix?: string;
   // `webhooks` only: which events, what for, which endpoint, how many attempts.
   readonly events?: string;
   readonly description?: string;

@@ -1,8 +1,9 @@
 // `account-api users ...`: create, list, show, grant or remove Premium, delete accounts.
 import { loadTimezoneCatalog } from '../domain/timezones.ts';
-import { createAccount, deleteAccount, findAccount, listAccounts, setPremium } from '../operations/accounts.ts';
+import { checkUsernamePrefix } from '../domain/names.ts';
+import { createAccount, deleteAccount, findAccount, listAccounts, pageAccounts, setPremium } from '../operations/accounts.ts';
 import { listKeys } from '../operations/keys.ts';
-import type { Account } from '../store/store.ts';
+import type { Account, Store } from '../store/store.ts';
 import { accountJson } from '../operations/representations.ts';
 import { printJson, printLine, printList, printTable, UsageError } from './cli-context.ts';
 import { databaseGroup } from './command-spec.ts';
@@ -35,13 +36,17 @@ export const USERS = databaseGroup({
     },
     {
       words: ['users', 'list'],
-      summary: 'Lists every account: id, username, Premium, timezone and name.',
-      examples: ['npx account-api users list --json'],
+      summary: 'Lists every account, oldest first: id, username, Premium, timezone and name; with --prefix, only the matching ones.',
+      flags: {
+        prefix: { type: 'string', value: 'TEXT', help: "only usernames starting with TEXT, ignoring case ('_' is itself, not a wildcard)" },
+      },
+      examples: ['npx account-api users list --json', 'npx account-api users list --prefix ali'],
       run: async (context, { store }) => {
-        const accounts = await listAccounts(store);
+        const prefix = context.flags.prefix;
+        const accounts = prefix === undefined ? await listAccounts(store) : await accountsStartingWith(store, checkUsernamePrefix(prefix, 'prefix'));
         printList(context, accounts, {
           json: accountJson,
-          empty: 'No accounts yet.',
+          empty: prefix === undefined ? 'No accounts yet.' : `No username starts with '${prefix}'.`,
           columns: ['USER_ID', 'USERNAME', 'PREMIUM', 'TIMEZONE', 'NAME'],
           row: (a) => [String(a.id), a.username, a.premium ? 'yes' : 'no', a.timezone, a.name],
         });
@@ -99,4 +104,14 @@ export const USERS = databaseGroup({
 
 function describe(account: Account): string {
   return `${account.username} (user_id ${account.id}, ${account.premium ? 'Premium' : 'not Premium'}, name ${JSON.stringify(account.name)}, timezone ${account.timezone})`;
+}
+
+/** Every match, a page at a time as the admin API reads them (the store's one search), so no one statement holds them all. */
+async function accountsStartingWith(store: Store, prefix: string): Promise<Account[]> {
+  const accounts: Account[] = [];
+  for (;;) {
+    const page = await pageAccounts(store, { afterId: accounts.at(-1)?.id ?? null, limit: 1000, usernamePrefix: prefix });
+    accounts.push(...page);
+    if (page.length < 1000) return accounts;
+  }
 }

@@ -1,6 +1,6 @@
 // Account operations, the one implementation the public routes, the CLI and the admin API share: rules checked, change and
 // audit entry together.
-import { checkDisplayName, checkUsername } from '../domain/names.ts';
+import { checkDisplayName, checkUsername, checkUsernamePrefix } from '../domain/names.ts';
 import { checkTimezone } from '../domain/timezone-choice.ts';
 import type { TimezoneCatalog } from '../domain/timezones.ts';
 import { accountNotFound } from '../store/store-errors.ts';
@@ -80,4 +80,18 @@ export async function findAccount(store: AccountStore, input: { readonly usernam
 
 export async function listAccounts(store: AccountStore): Promise<Account[]> {
   return store.listAccounts();
+}
+
+export interface PageAccountsInput {
+  /** The last id of the previous page; null or absent: from the first. */
+  readonly afterId?: number | null;
+  readonly limit: number;
+  /** Only usernames starting with this, ignoring case; 400 invalid_username_prefix unless 1 to 64 of the username alphabet. */
+  readonly usernamePrefix?: string;
+}
+
+/** Accounts oldest first, a page at a time: the admin API's list, the console's search and `users list --prefix`. */
+export async function pageAccounts(store: AccountStore, input: PageAccountsInput): Promise<Account[]> {
+  const prefix = input.usernamePrefix === undefined ? undefined : checkUsernamePrefix(input.usernamePrefix);
+  return store.pageAccounts(input.afterId ?? null, input.limit, prefix);
 }

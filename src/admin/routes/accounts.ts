@@ -4,7 +4,7 @@ import { DomainError } from '../../domain/errors.ts';
 import type { TimezoneCatalog } from '../../domain/timezones.ts';
 import { HttpError } from '../../http/failures/http-error.ts';
 import { success } from '../../http/wire/envelope.ts';
-import { createAccount, deleteAccount, findAccount, setPremium, updateAccount } from '../../operations/accounts.ts';
+import { createAccount, deleteAccount, findAccount, pageAccounts, setPremium, updateAccount } from '../../operations/accounts.ts';
 import type { Store } from '../../store/store.ts';
 import { actorOf } from '../admin-actor.ts';
 import { adminRoute, fieldsOf, pageQuery, PREMIUM_PARAMETER, stringParameter, USERNAME_PATH } from '../admin-schemas.ts';
@@ -51,18 +51,23 @@ export async function adminAccountRoutes(app: FastifyInstance, options: AccountR
     },
   });
 
-  app.get<{ Querystring: { limit?: string; cursor?: string } }>('/accounts', {
+  app.get<{ Querystring: { username_prefix?: string; limit?: string; cursor?: string } }>('/accounts', {
     ...adminRoute('Accounts', {
       operationId: 'listAccounts',
       summary: 'List accounts, a page at a time',
-      description: 'Oldest first. Follow meta.next_cursor (null on the last page) with ?cursor=.',
-      querystring: pageQuery('Accounts', 'YTEy'),
+      description:
+        'Oldest first. With username_prefix, only the accounts whose username starts with it, ignoring case (each character ' +
+        "only itself: '_' is no wildcard); 400 invalid_username_prefix unless 1 to 64 letters, digits, '.', '_' or '-'. " +
+        'Follow meta.next_cursor (null on the last page) with ?cursor=, keeping the same username_prefix.',
+      querystring: pageQuery('Accounts', 'YTEy', {
+        username_prefix: stringParameter('Only usernames starting with this, ignoring case', 'ali'),
+      }),
       answer: [200, 'AdminAccountPageEnvelope', 'A page of accounts'],
     }),
     handler: async (request) => {
       const limit = pageLimit(request.query.limit);
       const after = decodeCursor('accounts', request.query.cursor);
-      const rows = await store.pageAccounts(after, limit + 1);
+      const rows = await pageAccounts(store, { afterId: after, limit: limit + 1, usernamePrefix: request.query.username_prefix });
       const { page, next } = nextCursor('accounts', rows, limit, (account) => account.id);
       return success(page.map(accountJson), { next_cursor: next });
     },

@@ -1,4 +1,4 @@
-// GET /admin/v0/audit: the audit trail, newest first, filtered by account and time, a page at a time.
+// GET /admin/v0/audit: the audit trail, newest first, filtered by account, actor, action and time, a page at a time.
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../domain/errors.ts';
 import { success } from '../../http/wire/envelope.ts';
@@ -6,6 +6,8 @@ import type { Store } from '../../store/store.ts';
 import { adminRoute, pageQuery, stringParameter } from '../admin-schemas.ts';
 import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';
 import { auditJson } from '../../operations/representations.ts';
+import { auditFilters } from '../../operations/audit.ts';
+import { AUDIT_ACTIONS } from '../../domain/audit-events.ts';
 
 /** A date, or a date and time with its zone: no guessing at the server's. */
 const INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
@@ -21,7 +23,7 @@ function instant(raw: string | undefined, field: 'since' | 'until'): Date | unde
   return new Date(at);
 }
 
-type AuditQuery = { username?: string; since?: string; until?: string; limit?: string; cursor?: string };
+type AuditQuery = { username?: string; actor?: string; action?: string; since?: string; until?: string; limit?: string; cursor?: string };
 
 export async function adminAuditRoutes(app: FastifyInstance, options: { readonly store: Store }) {
   const { store } = options;
@@ -32,10 +34,14 @@ export async function adminAuditRoutes(app: FastifyInstance, options: { readonly
       description:
         'Every change to an account, a key or an admin token, and every webhook test event sent, newest first: who (actor), what ' +
         '(action, changes), when, and from which ' +
-        'request and address. since is inclusive, until exclusive. Follow meta.next_cursor (null on the last page) with ?cursor=, ' +
+        'request and address. actor and action match exactly (an action not in the list is 400 invalid_action); since is ' +
+        'inclusive, until exclusive. Follow meta.next_cursor (null on the last page) with ?cursor=, ' +
         'keeping the same filters.',
       querystring: pageQuery('Entries', 'ZTQy', {
         username: stringParameter("Only this account's entries (also after it was deleted)", 'alice'),
+        actor: stringParameter('Only the entries of exactly this actor: admin:<token id>, key:<key id> or cli:<user>', 'admin:3kTqv9ZbW2aX'),
+        // Listed in words, not as an enum: the schema's refusal would be invalid_parameter, and the operation's names the actions.
+        action: stringParameter(`Only the entries of exactly this action, one of ${AUDIT_ACTIONS.join(', ')}`, 'key.revoked'),
         since: stringParameter('Entries at or after this instant (ISO 8601)', '2026-11-01T00:00:00Z'),
         until: stringParameter('Entries before this instant (ISO 8601)', '2026-12-01'),
       }),
@@ -43,12 +49,13 @@ export async function adminAuditRoutes(app: FastifyInstance, options: { readonly
     }),
     handler: async (request) => {
       const { username } = request.query;
+      const { actor, action } = auditFilters(request.query);
       const since = instant(request.query.since, 'since');
       const until = instant(request.query.until, 'until');
       const limit = pageLimit(request.query.limit);
       const beforeId = decodeCursor('audit', request.query.cursor) ?? undefined;
       // The store lists the newest matches oldest first; one more than the page tells whether another follows.
-      const rows = (await store.listAudit({ username, since, until, beforeId, limit: limit + 1 })).reverse();
+      const rows = (await store.listAudit({ username, actor, action, since, until, beforeId, limit: limit + 1 })).reverse();
       const { page, next } = nextCursor('audit', rows, limit, (entry) => entry.id);
       return success(page.map(auditJson), { next_cursor: next });
     },

@@ -1,4 +1,5 @@
 // Bad filters and cursors on GET /admin/v0/audit get stable codes.
+import assert from 'node:assert/strict';
 import { expectFailure, onEveryEngine } from './admin-support.ts';
 
 onEveryEngine('admin audit: errors', ({ suite: { test }, admin }) => {
@@ -12,8 +13,22 @@ onEveryEngine('admin audit: errors', ({ suite: { test }, admin }) => {
     expectFailure(await admin().call('GET', `/audit?cursor=${Buffer.from('a5').toString('base64url')}`), 400, 'invalid_cursor');
   });
 
+  test('an action not in the list is 400 invalid_action naming every action; an actor that cannot be one is 400 invalid_actor', async () => {
+    for (const action of ['account.renamed', 'ACCOUNT.CREATED', 'account.*', '']) {
+      const failure = expectFailure(await admin().call('GET', `/audit?action=${encodeURIComponent(action)}`), 400, 'invalid_action');
+      assert.equal(failure.field, 'action');
+      // The actions as docs/api.md lists them, not read from the code.
+      for (const known of ['account.created', 'account.premium_changed', 'key.rolled', 'admin_token.revoked', 'webhook_endpoint.tested']) {
+        assert.ok(failure.message.includes(known), `the message does not name ${known}: ${failure.message}`);
+      }
+    }
+    for (const actor of ['', 'a'.repeat(129), 'cli:root\u0007', 'admin:x\n']) {
+      expectFailure(await admin().call('GET', `/audit?actor=${encodeURIComponent(actor)}`), 400, 'invalid_actor');
+    }
+  });
+
   test('an unknown filter is 400 unknown_parameter; POST is 405', async () => {
-    expectFailure(await admin().call('GET', '/audit?actor=admin:x'), 400, 'unknown_parameter');
+    expectFailure(await admin().call('GET', '/audit?who=admin:x'), 400, 'unknown_parameter');
     expectFailure(await admin().call('POST', '/audit', { form: {} }), 405, 'method_not_allowed');
   });
 });

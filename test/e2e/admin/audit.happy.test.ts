@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { userInfo } from 'node:os';
 import { cliOk } from '../../support/server-process.ts';
-import { expectData, makeAdminToken, onEveryEngine } from './admin-support.ts';
+import { call } from '../../support/http.ts';
+import { bearer, expectData, makeAdminToken, onEveryEngine } from './admin-support.ts';
 
 type Entry = { id: number; action: string; actor: string; username: string | null; request_id: string | null; address: string | null; changes: any; occurred_at: string };
 
@@ -70,5 +71,44 @@ onEveryEngine('admin audit: happy paths', ({ suite: { test }, admin }) => {
     const until: Entry[] = expectData(await admin().call('GET', `/audit?limit=100&until=${encodeURIComponent(middle.occurred_at)}`));
     assert.ok(until.every((entry) => entry.occurred_at < middle.occurred_at));
     assert.deepEqual(expectData(await admin().call('GET', '/audit?until=2000-01-01')), []);
+  });
+
+  test('actor and action filter exactly, together with username, and page by the same cursor', async () => {
+    const other = await makeAdminToken(admin().workspace, 'second');
+    const asOther = (method: string, path: string, form?: Record<string, string>) =>
+      call(method, `${admin().admin}${path}`, { auth: bearer(other), ...(form === undefined ? {} : { form }) });
+    expectData(await asOther('POST', '/accounts', { username: 'erin' }), 201);
+    expectData(await asOther('PATCH', '/accounts/erin', { premium: 'true' }));
+    expectData(await admin().call('PATCH', '/accounts/erin', { form: { premium: 'false' } }));
+    const otherActor = `admin:${other.slice(11, 23)}`;
+    const byOther: Entry[] = expectData(await admin().call('GET', `/audit?actor=${encodeURIComponent(otherActor)}`));
+    assert.deepEqual(byOther.map((entry) => [entry.action, entry.username]), [
+      ['account.premium_changed', 'erin'],
+      ['account.created', 'erin'],
+    ]);
+    assert.ok(byOther.every((entry) => entry.actor === otherActor));
+    const premiumOfErin: Entry[] = expectData(await admin().call('GET', '/audit?username=erin&action=account.premium_changed'));
+    assert.deepEqual(premiumOfErin.map((entry) => [entry.actor, entry.changes.premium.new]), [
+      [`admin:${tokenId()}`, false],
+      [otherActor, true],
+    ]);
+    const both: Entry[] = expectData(await admin().call('GET', `/audit?actor=${encodeURIComponent(otherActor)}&action=account.premium_changed`));
+    assert.deepEqual(both.map((entry) => entry.username), ['erin']);
+    assert.deepEqual(expectData(await admin().call('GET', `/audit?actor=${encodeURIComponent(otherActor.toUpperCase())}`)), [], 'the actor matched ignoring case');
+    assert.deepEqual(expectData(await admin().call('GET', '/audit?actor=admin:')), [], 'the actor matched as a prefix');
+    const first = await admin().call('GET', `/audit?actor=${encodeURIComponent(otherActor)}&limit=1`);
+    assert.deepEqual(expectData(first).map((entry: Entry) => entry.action), ['account.premium_changed']);
+    const second = await admin().call('GET', `/audit?actor=${encodeURIComponent(otherActor)}&limit=1&cursor=${first.body.meta.next_cursor}`);
+    assert.deepEqual(expectData(second).map((entry: Entry) => entry.action), ['account.created']);
+    assert.equal(second.body.meta.next_cursor, null);
+  });
+
+  test('the CLI reads the same filters: audit --actor --action', async () => {
+    const entries = JSON.parse(
+      (await cliOk(admin().workspace, ['audit', '--actor', `admin:${tokenId()}`, '--action', 'account.created', '--json'])),
+    ) as { actor: string; action: string; username: string }[];
+    assert.ok(entries.length > 0, 'no entries of this token');
+    assert.ok(entries.every((entry) => entry.actor === `admin:${tokenId()}` && entry.action === 'account.created'), JSON.stringify(entries));
+    assert.ok(entries.some((entry) => entry.username === 'alice'));
   });
 });
