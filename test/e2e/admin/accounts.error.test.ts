@@ -47,6 +47,14 @@ onEveryEngine('admin accounts: errors', ({ suite: { test, before }, admin }) => 
     expectFailure(await admin().call('GET', '/accounts?page=2'), 400, 'unknown_parameter');
   });
 
+  test('a username_prefix outside the username alphabet or 1..64 characters is 400 invalid_username_prefix, wildcards included', async () => {
+    for (const prefix of ['', 'a b', '%', 'ali%', 'a*', 'é', 'x'.repeat(65), "a'"]) {
+      const failure = expectFailure(await admin().call('GET', `/accounts?username_prefix=${encodeURIComponent(prefix)}`), 400, 'invalid_username_prefix');
+      assert.equal(failure.field, 'username_prefix');
+    }
+    assert.deepEqual(expectData(await admin().call('GET', `/accounts?username_prefix=${'x'.repeat(64)}`)), [], '64 characters are allowed');
+  });
+
   test('the same limits on bodies as the public port: too large is 413, neither form nor JSON is 415, bad JSON is 400', async () => {
     expectFailure(await admin().call('POST', '/accounts', { form: { username: 'big', name: 'x'.repeat(20_000) } }), 413, 'body_too_large');
     expectFailure(await admin().call('POST', '/accounts', { body: 'username=x', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');

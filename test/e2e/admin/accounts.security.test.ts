@@ -75,4 +75,15 @@ onEveryEngine('admin accounts: security', ({ suite: { test }, admin }) => {
       assert.match(message.message, /HTTP Basic/);
     }
   });
+
+  test('a search by username prefix is behind the token too, and no text of it matches every account', async () => {
+    expectFailure(await call('GET', `${admin().admin}/accounts?username_prefix=a`), 401, 'admin_token_required');
+    await createAccount(admin().workspace, 'victor');
+    // LIKE's wildcards are refused, not passed on; '_' and '.' are username characters and match only themselves.
+    for (const prefix of ['%', '_', '.', '-']) {
+      const result = await admin().call('GET', `/accounts?username_prefix=${encodeURIComponent(prefix)}`);
+      if (result.status === 200) assert.ok(!JSON.stringify(result.body).includes('victor'), `${prefix} matched victor`);
+      else expectFailure(result, 400, 'invalid_username_prefix');
+    }
+  });
 });
