@@ -1,13 +1,15 @@
-// `account-api keys ...`: issue a key (shown once), roll it into a successor, list an account's keys, revoke one by its id.
+// `account-api keys ...`: issue a key (shown once), roll it into a successor, list an account's keys, show one's usage, revoke one by its id.
 import { createKey, DEFAULT_OVERLAP, listKeys, MAX_ACTIVE_KEYS, revokeKey, rollKey } from '../operations/keys.ts';
 import type { ApiKeyRecord } from '../store/store.ts';
-import { keyJson as keyRecordJson } from '../operations/representations.ts';
-import { printJson, printLine, printList, printNote, UsageError } from './cli-context.ts';
+import { keyJson as keyRecordJson, keyUsageJson } from '../operations/representations.ts';
+import { readKeyUsage } from '../operations/key-usage.ts';
+import { KEY_USAGE_DAYS_SHOWN, KEY_USAGE_OUTCOMES } from '../domain/key-usage.ts';
+import { printJson, printLine, printList, printNote, printTable, UsageError } from './cli-context.ts';
 import { databaseGroup } from './command-spec.ts';
 
 export const KEYS = databaseGroup({
   name: 'keys',
-  summary: "API keys: issued for an account, shown once (only a hash is stored), rolled, listed and revoked by their id.",
+  summary: "API keys: issued for an account, shown once (only a hash is stored), rolled, listed, their usage shown, and revoked by their id.",
   commands: [
     {
       words: ['keys', 'create'],
@@ -86,6 +88,29 @@ export const KEYS = databaseGroup({
             k.rolledInto ?? '-',
           ],
         });
+      },
+    },
+    {
+      words: ['keys', 'usage'],
+      args: ['username', 'key-id'],
+      summary:
+        `Shows a key's usage over the last ${KEY_USAGE_DAYS_SHOWN} days (UTC), as GET /admin/v0/accounts/{username}/keys/{key_id}/usage ` +
+        'does: requests per day by outcome (days without any left out), then the addresses it was last used from, newest first. ' +
+        'Each server writes its counts every KEY_USAGE_FLUSH_MS (10 s by default), so the last seconds may not show yet.',
+      examples: ['npx account-api keys usage alice 3kTqv9ZbW2aX', 'npx account-api keys usage alice 3kTqv9ZbW2aX --json'],
+      run: async (context, { store }, [username, keyId]) => {
+        checkKeyIdArgument(keyId!);
+        const usage = await readKeyUsage(store, { username, keyId: keyId! });
+        if (context.flags.json) return printJson(context, keyUsageJson(usage));
+        if (usage.days.length === 0) {
+          printLine(context, `No requests with key ${keyId} in the last ${KEY_USAGE_DAYS_SHOWN} days.`);
+        } else {
+          const outcomes = KEY_USAGE_OUTCOMES.map((outcome) => outcome.toUpperCase());
+          printTable(context, ['DAY', ...outcomes], usage.days.map((day) => [day.day, ...KEY_USAGE_OUTCOMES.map((outcome) => String(day[outcome]))]));
+        }
+        if (usage.addresses.length === 0) return;
+        printLine(context, '');
+        printTable(context, ['ADDRESS', 'LAST_SEEN'], usage.addresses.map((seen) => [seen.address, seen.lastSeen]));
       },
     },
     {
