@@ -135,12 +135,17 @@ export class SqliteAccounts implements AccountStore {
     return this.#engine.run(() => Number((this.#engine.statement('SELECT EXISTS (SELECT 1 FROM accounts) AS any').get() as Row).any) === 1);
   }
 
-  /** LIKE ignores ASCII case, as the NOCASE username does, and can then use its unique index. */
+  /**
+   * LIKE ignores ASCII case, as the NOCASE username does, so it reads a range of the username's unique index; only when given,
+   * since SQLite plans `(? IS NULL OR username LIKE ?)` as a walk of every account.
+   */
   pageAccounts(afterId: number | null, limit: number, usernamePrefix?: string): Promise<Account[]> {
+    const byPrefix = usernamePrefix === undefined ? '' : `AND username LIKE ? ESCAPE '\\'`;
+    const values = usernamePrefix === undefined ? [afterId ?? 0, limit] : [afterId ?? 0, likePrefix(usernamePrefix), limit];
     return this.#engine.run(() =>
       this.#engine
-        .statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > ?1 AND (?3 IS NULL OR username LIKE ?3 ESCAPE '\\') ORDER BY id LIMIT ?2`)
-        .all(afterId ?? 0, limit, usernamePrefix === undefined ? null : likePrefix(usernamePrefix))
+        .statement(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > ? ${byPrefix} ORDER BY id LIMIT ?`)
+        .all(...values)
         .map((row) => toAccount(row as Row, SQLITE_VALUES)),
     );
   }
