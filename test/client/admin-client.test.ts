@@ -59,6 +59,21 @@ test('audit: entries by username, newest first, a page at a time', async () => {
   assert.ok(rest.items.every((entry) => entry.username === 'alice' && entry.id < page.items[1]!.id));
 });
 
+test('accounts searched by username prefix, ignoring case, with _ as itself; audit filtered by actor and action', async () => {
+  for (const username of ['alina', 'a_b', 'axb']) await client.createAccount({ username });
+  const ali = await client.listAccounts({ usernamePrefix: 'ALI', limit: 1 });
+  assert.deepEqual(ali.items.map((account) => account.username), ['alice']);
+  const rest = await client.listAccounts({ usernamePrefix: 'ALI', cursor: ali.nextCursor! });
+  assert.deepEqual(rest.items.map((account) => account.username), ['alina']);
+  assert.deepEqual((await client.listAccounts({ usernamePrefix: 'a_' })).items.map((account) => account.username), ['a_b']);
+  await assert.rejects(client.listAccounts({ usernamePrefix: 'a%' }), { code: 'invalid_username_prefix', status: 400 });
+  const actor = `admin:${server.token.slice(11, 23)}`;
+  const created = await client.readAudit({ actor, action: 'account.created', limit: 100 });
+  assert.deepEqual(created.items.map((entry) => entry.username).slice(0, 3), ['axb', 'a_b', 'alina']);
+  assert.ok(created.items.every((entry) => entry.actor === actor && entry.action === 'account.created'));
+  await assert.rejects(client.readAudit({ action: 'account.renamed' }), { code: 'invalid_action', status: 400 });
+});
+
 test('a failure is an AccountApiError with the stable code, status and field', async () => {
   await assert.rejects(client.getAccount('nobody'), (error: unknown) => {
     assert.ok(error instanceof AccountApiError);

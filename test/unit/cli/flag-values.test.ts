@@ -97,6 +97,7 @@ function validLine(command: CommandSpec): string[] {
     'keys create': ['alice'],
     'keys roll': [keyId],
     'keys list': ['alice'],
+    'keys usage': ['alice', keyId],
     'keys revoke': [keyId],
     'admin-tokens create': ['--label', 'ops'],
     'admin-tokens list': [],

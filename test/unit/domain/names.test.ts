@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { DomainError } from '../../../src/domain/errors.ts';
-import { checkDisplayName, checkUsername } from '../../../src/domain/names.ts';
+import { checkDisplayName, checkUsername, checkUsernamePrefix } from '../../../src/domain/names.ts';
 
 function assertInvalid(check: () => unknown, code: string, field: string, what: string): void {
   assert.throws(
@@ -186,5 +186,18 @@ describe('display names', () => {
 
   test('reports the field name the caller gives', () => {
     assertInvalid(() => checkDisplayName('', 'display_name'), 'invalid_name', 'display_name', "'' with field 'display_name'");
+  });
+});
+
+describe('username prefixes (the admin search)', () => {
+  test('accepts 1 to 64 characters of the username alphabet, also only a separator, and keeps them as given', () => {
+    for (const prefix of ['a', 'ALI', 'a_', '_', '.', '-', 'x'.repeat(64), 'Alice.Liddell-2_']) assert.equal(checkUsernamePrefix(prefix), prefix);
+  });
+
+  test('refuses the empty text, 65 characters, spaces, LIKE and glob wildcards and anything outside ASCII', () => {
+    for (const prefix of ['', 'x'.repeat(65), 'a b', '%', 'a%', '*', 'a\\', "a'", 'é', 'a:b']) {
+      assertInvalid(() => checkUsernamePrefix(prefix), 'invalid_username_prefix', 'username_prefix', JSON.stringify(prefix));
+    }
+    assertInvalid(() => checkUsernamePrefix('%', 'prefix'), 'invalid_username_prefix', 'prefix', 'the field named by the caller');
   });
 });

@@ -4,7 +4,7 @@ import { test, type TestContext } from 'node:test';
 
 import { DomainError } from '../../../src/domain/errors.ts';
 import { loadTimezoneCatalog } from '../../../src/domain/timezones.ts';
-import { createAccount, deleteAccount, setPremium, updateAccount } from '../../../src/operations/accounts.ts';
+import { createAccount, deleteAccount, pageAccounts, setPremium, updateAccount } from '../../../src/operations/accounts.ts';
 import { adminActor, cliActor, keyActor } from '../../../src/operations/actor.ts';
 import { readAudit } from '../../../src/operations/audit.ts';
 import { createKey, revokeKey, rollKey } from '../../../src/operations/keys.ts';
@@ -57,6 +57,27 @@ test('updateAccount changes name and timezone, one entry each, and names a missi
   await setPremium(subject, admin, { username: 'bob', premium: true });
   await deleteAccount(subject, admin, { username: 'bob' });
   assert.deepEqual((await readAudit(subject, { username: 'bob' })).map((e) => e.action).slice(-2), ['account.premium_changed', 'account.deleted']);
+});
+
+test('readAudit refuses an action not in the list and an actor that cannot be one; filters by both exactly', async (t) => {
+  const subject = await store(t);
+  await createAccount(subject, adminActor('tok1', 'r1', null), timezones, { username: 'ann' });
+  await createAccount(subject, cliActor('ops'), timezones, { username: 'ben' });
+  await assert.rejects(readAudit(subject, { action: 'account.renamed' }), code('invalid_action'));
+  await assert.rejects(readAudit(subject, { action: '' }), code('invalid_action'));
+  await assert.rejects(readAudit(subject, { actor: '' }), code('invalid_actor'));
+  await assert.rejects(readAudit(subject, { actor: 'cli:ops\n' }), code('invalid_actor'));
+  assert.deepEqual((await readAudit(subject, { actor: 'cli:ops', action: 'account.created' })).map((e) => e.username), ['ben']);
+  assert.deepEqual(await readAudit(subject, { actor: 'cli:ops', action: 'account.deleted' }), []);
+});
+
+test('pageAccounts refuses a prefix outside the username alphabet before reading; pages the matches', async (t) => {
+  const subject = await store(t);
+  for (const username of ['alice', 'ALINA', 'bob']) await createAccount(subject, cliActor('ops'), timezones, { username });
+  await assert.rejects(pageAccounts(subject, { limit: 10, usernamePrefix: 'a%' }), code('invalid_username_prefix'));
+  await assert.rejects(pageAccounts(subject, { limit: 10, usernamePrefix: '' }), code('invalid_username_prefix'));
+  assert.deepEqual((await pageAccounts(subject, { limit: 10, usernamePrefix: 'Ali' })).map((a) => a.username), ['alice', 'ALINA']);
+  assert.deepEqual((await pageAccounts(subject, { limit: 10 })).map((a) => a.username), ['alice', 'ALINA', 'bob']);
 });
 
 test('readAudit refuses a malformed since or limit', async (t) => {
