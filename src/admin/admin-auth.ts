@@ -72,8 +72,8 @@ export function presentedAdminToken(header: string, environment: KeyEnvironment)
   return { tokenId: parsed.tokenId, token };
 }
 
-/** The admin port's authentication step (pipeline.ts). */
-export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthOptions) {
+/** What proves an admin token, shared by the Bearer header and the console's sign-in form: the same budget, the same refusals. */
+function adminTokenJudge(rateBudgets: RateBudgets, options: AdminAuthOptions) {
   const lastTouched = new Map<string, number>();
   const decoyHash = options.decoyHash ?? DECOY_HASH;
 
@@ -135,6 +135,23 @@ export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthO
     throw error;
   }
 
+  /** The token's id once `header` (Bearer <token>) proved it; otherwise throws the refusal, having spent a failed attempt. */
+  async function proven(request: FastifyRequest, reply: FastifyReply, header: string): Promise<string> {
+    const { tokenId, token } = await presented(request, reply, header);
+    // Spend an attempt before the store is asked, so concurrent guesses cannot all be judged within the budget.
+    const counting = rateBudgets.countAuthAttempt(request);
+    const counted = counting instanceof Promise ? await counting : counting;
+    await judged(request, reply, tokenId, token, counted);
+    touch(tokenId, request);
+    return tokenId;
+  }
+
+  return { proven, refused };
+}
+
+/** The admin port's authentication step (pipeline.ts). */
+export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthOptions) {
+  const { proven, refused } = adminTokenJudge(rateBudgets, options);
   return async function adminAuthenticate(request: FastifyRequest, reply: FastifyReply, access: AdminAccess): Promise<void> {
     const header = request.headers.authorization;
     if (access === 'public' && header === undefined) return rateBudgets.charge(request, reply);
@@ -146,16 +163,20 @@ export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthO
     if (repeatsAuthorization(request.raw.rawHeaders)) {
       throw new HttpError(400, 'duplicate_header', 'The request has more than one Authorization header; send exactly one.');
     }
-    const { tokenId, token } = await presented(request, reply, header);
-    // Spend an attempt before the store is asked, so concurrent guesses cannot all be judged within the budget.
-    const counting = rateBudgets.countAuthAttempt(request);
-    const counted = counting instanceof Promise ? await counting : counting;
-    await judged(request, reply, tokenId, token, counted);
+    const tokenId = await proven(request, reply, header);
     request.adminTokenId = tokenId;
     // Its own budget, `admin:<id>`, never a key id.
     request.keyId = `admin:${tokenId}`;
-    touch(tokenId, request);
     const charged = rateBudgets.charge(request, reply);
     if (charged !== undefined) await charged;
   };
+}
+
+/**
+ * The console's sign-in (src/console/sessions.ts): a token typed into a form is judged exactly as the same token in a Bearer
+ * header, failed-attempt budget included. Resolves with its id, or throws the admin API's own refusal.
+ */
+export function adminTokenProof(rateBudgets: RateBudgets, options: AdminAuthOptions) {
+  const { proven } = adminTokenJudge(rateBudgets, options);
+  return (request: FastifyRequest, reply: FastifyReply, token: string): Promise<string> => proven(request, reply, `Bearer ${token}`);
 }

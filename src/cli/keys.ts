@@ -1,4 +1,5 @@
 // `account-api keys ...`: issue a key (shown once), roll it into a successor, list an account's keys, show one's usage, revoke one by its id.
+import { keyState } from '../domain/api-keys.ts';
 import { createKey, DEFAULT_OVERLAP, listKeys, MAX_ACTIVE_KEYS, revokeKey, rollKey } from '../operations/keys.ts';
 import type { ApiKeyRecord } from '../store/store.ts';
 import { keyJson as keyRecordJson, keyUsageJson } from '../operations/representations.ts';
@@ -80,7 +81,7 @@ export const KEYS = databaseGroup({
             k.displayPrefix,
             k.label ?? '-',
             k.scope,
-            stateOf(k),
+            keyState(k),
             k.createdAt,
             k.expiresAt ?? 'never',
             k.lastUsedAt ?? 'never',
@@ -128,17 +129,10 @@ export const KEYS = databaseGroup({
   ],
 });
 
-/** active, expired or revoked, as of now. */
-function stateOf(key: ApiKeyRecord, now = Date.now()): string {
-  if (key.revokedAt !== null) return 'revoked';
-  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) return 'expired';
-  return 'active';
-}
-
 /** As the admin API shows a key, with its state as of now (the CLI's lists are read by people). */
 function keyJson(key: ApiKeyRecord) {
   const { key_id, username, label, prefix, scope, ...rest } = keyRecordJson(key);
-  return { key_id, username, label, prefix, scope, state: stateOf(key), ...rest };
+  return { key_id, username, label, prefix, scope, state: keyState(key), ...rest };
 }
 
 function checkKeyIdArgument(keyId: string): void {

@@ -177,3 +177,12 @@ export function hashesMatch(presented: Uint8Array, stored: Uint8Array): boolean 
 }
 
 export const KEY_ID_PATTERN = new RegExp(`^[0-9A-Za-z]{${KEY_ID_LENGTH}}$`);
+
+export type KeyState = 'active' | 'expired' | 'revoked';
+
+/** A key's state as of `now`: revoked wins over expired; a rolled key stays active until its overlap ends (its expiry). */
+export function keyState(key: { readonly revokedAt: string | null; readonly expiresAt: string | null }, now = Date.now()): KeyState {
+  if (key.revokedAt !== null) return 'revoked';
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) return 'expired';
+  return 'active';
+}

@@ -39,6 +39,22 @@ export async function updateAccount(store: AccountStore, actor: AuditActor, time
   return account;
 }
 
+export interface ChangeAccountInput extends UpdateAccountInput {
+  readonly premium?: boolean;
+}
+
+/**
+ * The admin API's PATCH and the console's account form: name and timezone first, as they are what a rule can refuse, and a
+ * refusal must leave Premium untouched too; then Premium. A value that does not change records nothing.
+ */
+export async function changeAccount(store: AccountStore, actor: AuditActor, timezones: TimezoneCatalog, input: ChangeAccountInput): Promise<Account> {
+  const { username, name, timezone, premium } = input;
+  let account =
+    name !== undefined || timezone !== undefined ? await updateAccount(store, actor, timezones, { username, name, timezone }) : await findAccount(store, { username });
+  if (premium !== undefined) account = await setPremium(store, actor, { username: account.username, premium });
+  return account;
+}
+
 /**
  * POST /user: the caller's display name, checked here as for the CLI and the admin API. `conditions` (If-Match, the held
  * Idempotency-Key) are checked by the store inside the write's own transaction.

@@ -87,6 +87,11 @@ export function switchWebhookEndpoint(store: Store, endpointId: string, to: 'dis
   return to === 'disable' ? store.setWebhookEndpointEnabled(endpointId, false, `disabled by ${by}`) : store.setWebhookEndpointEnabled(endpointId, true);
 }
 
+/** One endpoint, disabled or not, as listed: never its secret; webhook_endpoint_not_found when there is none. */
+export async function findWebhookEndpoint(store: Store, endpointId: string): Promise<WebhookEndpoint> {
+  return (await store.webhookEndpointWithSecret(endpointId)).endpoint;
+}
+
 export function listWebhookAttempts(store: Store, endpointId: string, limit = 50): Promise<DeliveryAttempt[]> {
   return store.listWebhookAttempts(endpointId, Math.max(1, Math.min(limit, MAX_ATTEMPTS_LISTED)));
 }

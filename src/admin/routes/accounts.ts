@@ -4,7 +4,7 @@ import { DomainError } from '../../domain/errors.ts';
 import type { TimezoneCatalog } from '../../domain/timezones.ts';
 import { HttpError } from '../../http/failures/http-error.ts';
 import { success } from '../../http/wire/envelope.ts';
-import { createAccount, deleteAccount, findAccount, pageAccounts, setPremium, updateAccount } from '../../operations/accounts.ts';
+import { changeAccount, createAccount, deleteAccount, findAccount, pageAccounts } from '../../operations/accounts.ts';
 import type { Store } from '../../store/store.ts';
 import { actorOf } from '../admin-actor.ts';
 import { adminRoute, fieldsOf, pageQuery, PREMIUM_PARAMETER, stringParameter, USERNAME_PATH } from '../admin-schemas.ts';
@@ -106,13 +106,7 @@ export async function adminAccountRoutes(app: FastifyInstance, options: AccountR
       if (premium === undefined && name === undefined && timezone === undefined) {
         throw new HttpError(400, 'missing_parameter', 'Send at least one of premium, name and timezone.', { field: 'premium' });
       }
-      const actor = actorOf(request);
-      // Name and timezone first: they are the ones a rule can refuse, and a refusal must leave Premium untouched too.
-      let account =
-        name !== undefined || timezone !== undefined
-          ? await updateAccount(store, actor, timezones, { username, name, timezone })
-          : await findAccount(store, { username });
-      if (premium !== undefined) account = await setPremium(store, actor, { username: account.username, premium });
+      const account = await changeAccount(store, actorOf(request), timezones, { username, name, timezone, premium });
       return success(accountJson(account));
     },
   });

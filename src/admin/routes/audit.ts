@@ -1,6 +1,6 @@
 // GET /admin/v0/audit: the audit trail, newest first, filtered by account, actor, action and time, a page at a time.
 import type { FastifyInstance } from 'fastify';
-import { DomainError } from '../../domain/errors.ts';
+import { parseInstant } from '../../domain/instants.ts';
 import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
 import { adminRoute, pageQuery, stringParameter } from '../admin-schemas.ts';
@@ -8,20 +8,6 @@ import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';
 import { auditJson } from '../../operations/representations.ts';
 import { auditFilters } from '../../operations/audit.ts';
 import { AUDIT_ACTIONS } from '../../domain/audit-events.ts';
-
-/** A date, or a date and time with its zone: no guessing at the server's. */
-const INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
-
-function instant(raw: string | undefined, field: 'since' | 'until'): Date | undefined {
-  if (raw === undefined) return undefined;
-  const at = INSTANT.test(raw) ? Date.parse(raw) : Number.NaN;
-  if (Number.isNaN(at)) {
-    throw new DomainError('invalid', `invalid_${field}`, `'${raw}' is not an ISO 8601 date or time with its zone, such as 2026-11-01 or 2026-11-01T08:00:00Z.`, {
-      field,
-    });
-  }
-  return new Date(at);
-}
 
 type AuditQuery = { username?: string; actor?: string; action?: string; since?: string; until?: string; limit?: string; cursor?: string };
 
@@ -50,8 +36,8 @@ export async function adminAuditRoutes(app: FastifyInstance, options: { readonly
     handler: async (request) => {
       const { username } = request.query;
       const { actor, action } = auditFilters(request.query);
-      const since = instant(request.query.since, 'since');
-      const until = instant(request.query.until, 'until');
+      const since = parseInstant(request.query.since, 'since');
+      const until = parseInstant(request.query.until, 'until');
       const limit = pageLimit(request.query.limit);
       const beforeId = decodeCursor('audit', request.query.cursor) ?? undefined;
       // The store lists the newest matches oldest first; one more than the page tells whether another follows.
