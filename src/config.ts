@@ -25,7 +25,7 @@ export const ENVIRONMENT_VARIABLES = [
   // signals
   'METRICS_PORT', 'METRICS_HOST', 'METRICS_TOKEN', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_SERVICE_NAME', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG',
   // browsers, the admin API, webhooks
-  'CORS_ORIGINS', 'HSTS_MAX_AGE', 'ADMIN_PORT', 'ADMIN_HOST', 'ADMIN_RATE_LIMIT_PER_TOKEN', 'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_RETRY_SCHEDULE',
+  'CORS_ORIGINS', 'HSTS_MAX_AGE', 'ADMIN_PORT', 'ADMIN_HOST', 'ADMIN_RATE_LIMIT_PER_TOKEN', 'CONSOLE_IDLE_MINUTES', 'CONSOLE_MAX_HOURS', 'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_RETRY_SCHEDULE',
   'WEBHOOK_DISABLE_AFTER', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_LEASE_MS', 'WEBHOOK_SECRETS_KEY', 'WEBHOOK_POLL_INTERVAL_MS',
   // account-api call
   'ACCOUNT_API_URL', 'ACCOUNT_API_SANDBOX_URL', 'ACCOUNT_API_USERNAME', 'ACCOUNT_API_KEY',
@@ -144,6 +144,9 @@ export interface AdminSettings {
   readonly host: string;
   /** Per admin token per window; 0: off. */
   readonly perToken: number;
+  /** The console's sessions (src/console/sessions.ts): ended after this long without a request, and this long after sign-in. */
+  readonly consoleIdleMs: number;
+  readonly consoleMaxMs: number;
 }
 
 export interface PostgresSettings {
@@ -554,6 +557,8 @@ export function loadConfig(env: Environment, flags: ConfigFlags = {}, cwd: strin
       port: env.ADMIN_PORT ? integer('ADMIN_PORT', env.ADMIN_PORT, 0, 0, 65535) : null,
       host: env.ADMIN_HOST || '127.0.0.1',
       perToken: integer('ADMIN_RATE_LIMIT_PER_TOKEN', env.ADMIN_RATE_LIMIT_PER_TOKEN, 600, 0, 1_000_000_000),
+      consoleIdleMs: integer('CONSOLE_IDLE_MINUTES', env.CONSOLE_IDLE_MINUTES, 30, 1, 1440) * 60_000,
+      consoleMaxMs: integer('CONSOLE_MAX_HOURS', env.CONSOLE_MAX_HOURS, 12, 1, 720) * 3_600_000,
     },
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     hstsMaxAgeSeconds: env.HSTS_MAX_AGE ? integer('HSTS_MAX_AGE', env.HSTS_MAX_AGE, 0, 0, 63_072_000) : null,

@@ -249,14 +249,24 @@ describe('signals, headers and CORS', () => {
   });
 
   test('the admin API is off without ADMIN_PORT, on 127.0.0.1 unless ADMIN_HOST says otherwise, whatever HOST is', () => {
-    assert.deepEqual(loadConfig({ HOST: '0.0.0.0' }, {}, CWD).admin, { port: null, host: '127.0.0.1', perToken: 600 });
-    assert.deepEqual(loadConfig({ ADMIN_PORT: '8082', HOST: '0.0.0.0' }, {}, CWD).admin, { port: 8082, host: '127.0.0.1', perToken: 600 });
+    const sessions = { consoleIdleMs: 30 * 60_000, consoleMaxMs: 12 * 3_600_000 };
+    assert.deepEqual(loadConfig({ HOST: '0.0.0.0' }, {}, CWD).admin, { port: null, host: '127.0.0.1', perToken: 600, ...sessions });
+    assert.deepEqual(loadConfig({ ADMIN_PORT: '8082', HOST: '0.0.0.0' }, {}, CWD).admin, { port: 8082, host: '127.0.0.1', perToken: 600, ...sessions });
     assert.deepEqual(loadConfig({ ADMIN_PORT: '8082', ADMIN_HOST: '10.0.0.5', ADMIN_RATE_LIMIT_PER_TOKEN: '0' }, {}, CWD).admin, {
       port: 8082,
       host: '10.0.0.5',
       perToken: 0,
+      ...sessions,
     });
     assert.equal(loadConfig({ ADMIN_PORT: '' }, {}, CWD).admin.port, null, 'an empty ADMIN_PORT is unset (serve --workers relies on it)');
+  });
+
+  test("the console's sessions last CONSOLE_IDLE_MINUTES idle and CONSOLE_MAX_HOURS in all, whole numbers in range", () => {
+    const admin = loadConfig({ CONSOLE_IDLE_MINUTES: '5', CONSOLE_MAX_HOURS: '1' }, {}, CWD).admin;
+    assert.equal(admin.consoleIdleMs, 300_000);
+    assert.equal(admin.consoleMaxMs, 3_600_000);
+    assert.throws(() => loadConfig({ CONSOLE_IDLE_MINUTES: '0' }, {}, CWD), /CONSOLE_IDLE_MINUTES must be a whole number from 1 to 1440/);
+    assert.throws(() => loadConfig({ CONSOLE_MAX_HOURS: '1.5' }, {}, CWD), /CONSOLE_MAX_HOURS must be a whole number from 1 to 720/);
   });
 
   test('ADMIN_PORT is never the public port nor the metrics port', () => {
