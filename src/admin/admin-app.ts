@@ -13,6 +13,7 @@ import { adminAuditRoutes } from './routes/audit.ts';
 import { adminKeyRoutes } from './routes/keys.ts';
 import { adminWebhookRoutes } from './routes/webhooks.ts';
 import { webhookUserAgent } from '../webhooks/send-delivery.ts';
+import { operatorConsole } from '../console/console-app.ts';
 
 export const ADMIN_PREFIX = '/admin/v0';
 
@@ -23,6 +24,8 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
   const metrics = shared.forPort('admin');
   // Every credential change made here is announced to the instances that cache credentials (PostgreSQL + Redis).
   const changes = storeAnnouncingTo(store, redis === null ? null : announcerOver(redis, config), config);
+  // How a token is judged, by the Bearer header and by the console's sign-in alike.
+  const adminTokenOptions = { store, environment: config.environment, touchIntervalMs: config.keyTouchIntervalMs, onFailure: (reason: string) => metrics.authFailed(reason) };
   // The same port as the public one (src/http/port.ts): the same limits on sizes, time-outs and bad input, the same pipeline.
   const app = buildPort({
     config,
@@ -33,8 +36,7 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
     // Per admin token (ADMIN_RATE_LIMIT_PER_TOKEN), counted apart from any API key; failed attempts per address as on the public port.
     rateLimits: { settings: { ...config.rateLimits, perKey: config.admin.perToken }, keyPrefix: `${config.redis?.keyPrefix ?? ''}admin:` },
     // Bearer admin tokens for authentication.
-    authentication: (rateBudgets) =>
-      adminAuthenticator(rateBudgets, { store, environment: config.environment, touchIntervalMs: config.keyTouchIntervalMs, onFailure: (reason) => metrics.authFailed(reason) }) as AuthenticationStep,
+    authentication: (rateBudgets) => adminAuthenticator(rateBudgets, adminTokenOptions) as AuthenticationStep,
     accessRule: 'adminAccess',
     // The admin port is for a few provisioning systems: it is not shed, so an overloaded public port cannot lock them out.
     maxEventLoopDelayMs: 0,
@@ -59,6 +61,18 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
     },
     { prefix: ADMIN_PREFIX },
   );
+
+  // The operator console (src/console/): pages over the same operations, on this listener only, never the public port.
+  app.register(operatorConsole, {
+    prefix: '/console',
+    store: changes,
+    timezones,
+    environment: config.environment,
+    sessions: { idleMs: config.admin.consoleIdleMs, maxMs: config.admin.consoleMaxMs },
+    tokens: adminTokenOptions,
+    webhooks: config.webhooks,
+    userAgent: webhookUserAgent(config.version),
+  });
 
   return app;
 }

@@ -5,6 +5,7 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config.ts';
 import { startAuditPruning } from '../operations/audit-pruning.ts';
 import { startKeyUsagePruning } from '../operations/key-usage-pruning.ts';
+import { startConsoleSessionPruning } from '../operations/console-session-pruning.ts';
 import { startServer } from '../server.ts';
 import { startDeliveryWorker } from '../webhooks/delivery-worker.ts';
 import { createWebhookMetrics } from '../webhooks/webhook-metrics.ts';
@@ -99,6 +100,9 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
     // Every serving process prunes: a second DELETE of the same old rows deletes nothing.
     const stopPruning = startAuditPruning({ store: server.store, retentionDays: config.auditRetentionDays, storeReady: server.storeReady, log: app.log });
     const stopUsagePruning = startKeyUsagePruning({ store: server.store, retentionDays: config.keyUsage.retentionDays, storeReady: server.storeReady, log: app.log });
+    const { consoleIdleMs: idleMs, consoleMaxMs: maxMs } = config.admin;
+    const stopSessionPruning =
+      config.admin.port === null ? () => {} : startConsoleSessionPruning({ store: server.store, idleMs, maxMs, storeReady: server.storeReady, log: app.log });
     // Every serving process takes its share of the outbox (leases prevent doubles), bounded by WEBHOOK_CONCURRENCY.
     const webhookMetrics = createWebhookMetrics(server.metrics.registry);
     const delivery =
@@ -120,6 +124,7 @@ async function serve(context: CliContext, config: Config, asWorker: boolean): Pr
         stopping = true;
         stopPruning();
         stopUsagePruning();
+        stopSessionPruning();
         // Half the shutdown time for deliveries in flight; the rest's leases are let go.
         const deliveryStopped = delivery?.stop(config.shutdownTimeoutMs / 2) ?? Promise.resolve();
         const deadline = setTimeout(() => {

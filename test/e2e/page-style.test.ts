@@ -64,7 +64,7 @@ const FIXTURE = `<!doctype html>
   <div class="secret"><code>aapi_live_3f9a1c0d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5</code><button type="button" class="copy">Copy</button></div>
   <div class="confirm"><p>Revoking <code>k_1</code> <strong>refuses every request made with it from now on</strong>.</p>
     <form><button type="button" class="danger">Revoke k_1</button><a class="button" href="#">Keep it</a></form></div>
-  <figure class="chart"><canvas aria-hidden="true"></canvas><figcaption>Requests per day over the last 30 days, by outcome<span class="visually-hidden">: see the table below</span></figcaption></figure>
+  <figure class="chart"><div class="chart-area"><canvas aria-hidden="true"></canvas></div><figcaption>Requests per day over the last 30 days, by outcome<span class="visually-hidden">: see the table below</span></figcaption></figure>
 </main>
 </body></html>`;
 

@@ -12,11 +12,14 @@ function sourceFiles(dir: string): string[] {
   );
 }
 
-/** The packages named by `from '...'` and `import('...')` (a subpath such as 'ajv/dist/2020.js' counts for its package). */
+/**
+ * The packages named by `from '...'`, `import('...')` and `require.resolve('...')` (files served from a package, as the
+ * console serves htmx and Chart.js); a subpath such as 'ajv/dist/2020.js' counts for its package.
+ */
 function importedPackages(files: readonly string[]): Set<string> {
   const packages = new Set<string>();
   for (const file of files) {
-    for (const match of readFileSync(file, 'utf8').matchAll(/(?:\bfrom|\bimport\()\s*'((?:@[\w.-]+\/)?[\w.-]+)(?:\/[^']*)?'/g)) packages.add(match[1]!);
+    for (const match of readFileSync(file, 'utf8').matchAll(/(?:\bfrom|\bimport\(|\brequire\.resolve\()\s*'((?:@[\w.-]+\/)?[\w.-]+)(?:\/[^']*)?'/g)) packages.add(match[1]!);
   }
   return packages;
 }

@@ -39,7 +39,7 @@ const LAYERS: readonly (readonly [name: string, prefixes: readonly string[]])[] 
   // Spans, below what serves requests: the pipeline, the admin port and the webhook worker all run inside them.
   ['tracing', ['tracing/']],
   // The faces and what runs beside requests: the public routes, the admin API, the webhook sender and worker.
-  ['faces', ['http/', 'routes/', 'admin/', 'webhooks/']],
+  ['faces', ['http/', 'routes/', 'admin/', 'webhooks/', 'console/']],
   // The factories that build the ports from the faces; admin-app.ts builds the admin port as app.ts builds the public one.
   ['ports', ['app.ts', 'server.ts', 'admin/admin-app.ts']],
   ['process', ['cli/', 'main.ts']],
