@@ -35,6 +35,8 @@ export interface BenchOptions {
    * e.g. --max-semi-space-size=4.
    */
   readonly serviceNodeArgs: readonly string[];
+  /** Set in the service's environment (--service-env NAME=VALUE), e.g. KEY_USAGE_FLUSH_MS=0 to measure a step on and off. */
+  readonly serviceEnv?: Readonly<Record<string, string>>;
   /** Instead of the load tables: instructions per answer under callgrind (instructions.md). */
   readonly instructions: InstructionOptions | null;
   /** Table 3, the service on PostgreSQL + Redis beside SQLite; null: not measured (--no-scale-out). */
@@ -92,6 +94,8 @@ export const USAGE = `npm run bench -- [options]     (or: node bench/run.ts [opt
   --profile DIR          the service of table 1 writes a CPU profile there (node --cpu-prof), for flame graphs
   --service-node-arg ARG give ARG to Node for the service (repeatable), after npm start's Node flags (which every server gets),
                          e.g. --service-node-arg=--max-semi-space-size=4
+  --service-env NAME=V   set NAME=V in the service's environment (repeatable), e.g. --service-env=KEY_USAGE_FLUSH_MS=0 to
+                         count a per-request step by turning it off in the same build
   --out DIR              where results.md and results.svg go   BENCH_OUT           default bench/ (smoke: a temp dir)
   --smoke                tiny numbers (~40 s) to check the bench itself works; its figures mean nothing
 
@@ -124,6 +128,16 @@ function positive(name: string, raw: string, integer: boolean): number {
   return value;
 }
 
+function serviceEnv(pairs: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair);
+      if (match === null) throw new UsageError(`--service-env takes NAME=VALUE (an environment variable in capitals); got '${pair}'`);
+      return [match[1]!, match[2]!];
+    }),
+  );
+}
+
 function list(name: string, raw: string): number[] {
   const values = raw.split(',').map((entry) => positive(name, entry.trim(), true));
   return [...new Set(values)].sort((a, b) => a - b);
@@ -146,6 +160,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
         calls: { type: 'string' },
         profile: { type: 'string' },
         'service-node-arg': { type: 'string', multiple: true },
+        'service-env': { type: 'string', multiple: true },
         smoke: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
         'load-threads': { type: 'string' },
@@ -194,6 +209,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, cw
       profileDir: values.profile === undefined ? null : resolve(cwd, values.profile),
       // npm start's Node flags, then the run's own (a later V8 flag wins over an earlier one).
       serviceNodeArgs: [...SERVICE_NODE_FLAGS, ...(values['service-node-arg'] ?? [])],
+      serviceEnv: serviceEnv(values['service-env'] ?? []),
       instructions: values.instructions
         ? {
             requests: positive('--requests', small(values.requests, '1000', '10'), true),

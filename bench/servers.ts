@@ -89,7 +89,7 @@ export function launch(
   fleet: Fleet,
   workspace: Workspace,
   role: Role,
-  options: Pick<BenchOptions, 'serviceArgs' | 'serviceNodeArgs'>,
+  options: Pick<BenchOptions, 'serviceArgs' | 'serviceNodeArgs' | 'serviceEnv'>,
   extra: StartOptions & { readonly name?: string; readonly database?: string; readonly redisUrl?: string; readonly env?: NodeJS.ProcessEnv } = {},
 ): Promise<ServerProcess> {
   const name = extra.name ?? role;
@@ -107,13 +107,13 @@ export function launch(
   const serve = ['serve', '--host', '127.0.0.1', '--port', '0', ...options.serviceArgs];
   switch (role) {
     case 'service':
-      return start(SERVICE_MAIN, serve, { ...leanServiceEnv(), ...extra.env, DATABASE_URL: `sqlite:${database}` }, { nodeArgs: options.serviceNodeArgs });
+      return start(SERVICE_MAIN, serve, { ...leanServiceEnv(), ...options.serviceEnv, ...extra.env, DATABASE_URL: `sqlite:${database}` }, { nodeArgs: options.serviceNodeArgs });
     case 'service-pg':
       // `database` is a postgres:// URL here.
       return start(
         SERVICE_MAIN,
         serve,
-        { ...leanServiceEnv(), ...extra.env, DATABASE_URL: database, ...(extra.redisUrl === undefined ? {} : { REDIS_URL: extra.redisUrl }) },
+        { ...leanServiceEnv(), ...options.serviceEnv, ...extra.env, DATABASE_URL: database, ...(extra.redisUrl === undefined ? {} : { REDIS_URL: extra.redisUrl }) },
         { nodeArgs: options.serviceNodeArgs },
       );
     case 'service-defaults':

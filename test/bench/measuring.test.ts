@@ -92,6 +92,16 @@ test("starts the service with npm start's Node flags, then the run's own, which 
   assert.deepEqual(more.serviceNodeArgs, [...SERVICE_NODE_FLAGS, '--max-semi-space-size=4']);
 });
 
+test('--service-env sets NAME=VALUE in the service\'s environment, and refuses anything else', () => {
+  const parsed = parseOptions(['--service-env=KEY_USAGE_FLUSH_MS=0', '--service-env', 'LOG_LEVEL=a=b'], {}, '/tmp');
+  assert.ok(!('usage' in parsed));
+  assert.deepEqual(parsed.serviceEnv, { KEY_USAGE_FLUSH_MS: '0', LOG_LEVEL: 'a=b' });
+  for (const wrong of ['--service-env=lower=1', '--service-env=NOVALUE']) {
+    const refused = parseOptions([wrong], {}, '/tmp');
+    assert.ok('usage' in refused && /--service-env takes NAME=VALUE/.test(refused.usage), `${wrong} was taken`);
+  }
+});
+
 /** One region of /proc/PID/smaps: its head line and the Rss line (the others are left out; the parser skips them anyway). */
 const region = (start: number, end: number, perms: string, path: string, rssKiB: number) =>
   `${start.toString(16)}-${end.toString(16)} ${perms} 00000000 00:00 0 ${path}\nSize: ${(end - start) / 1024} kB\nRss: ${rssKiB} kB\n`;
