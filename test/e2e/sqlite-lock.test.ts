@@ -2,14 +2,11 @@
 // held, reads, health checks and authentication answer at once; only writes wait, without stopping the event loop, until
 // the release or SQLITE_BUSY_TIMEOUT_MS (then 503 store_busy); and the logs measure that wait from the request's arrival.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, test } from 'node:test';
 import { call, failureMessage, type CallOptions, type CallResult } from '../support/http.ts';
 import { cliOk, createAccount, createWorkspace, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
-import { HANG_MS } from '../support/eventually.ts';
+import { holdWriteLock } from '../support/sqlite-lock-holder.ts';
 import { linesOfRequest } from '../support/signals.ts';
 
 /**
@@ -34,40 +31,6 @@ async function serverWithBusyTimeout(busyTimeoutMs: number): Promise<{ workspace
   const server = await startServer(workspace);
   servers.push(server);
   return { workspace, server };
-}
-
-interface LockHold {
-  /** Resolves with Date.now() in the holding process just before its COMMIT: everything before it ran under the lock. */
-  readonly releasing: Promise<number>;
-  readonly exited: Promise<number | null>;
-  /** Lets go of the lock once it has been held its HOLD_MS (at HANG_MS at the latest, so a hung test still ends). */
-  release(): void;
-}
-
-/** Starts test/support/hold-sqlite-lock.ts on the workspace's database; resolves once it holds the write lock. */
-function holdWriteLock(workspace: Workspace, holdMs: number): Promise<LockHold> {
-  const child = spawn(process.execPath, [join(import.meta.dirname, '../support/hold-sqlite-lock.ts'), join(workspace.dir, 'live.db'), String(holdMs)], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const release = () => {
-    if (!child.stdin.writableEnded) child.stdin.end('release\n');
-  };
-  setTimeout(release, HANG_MS).unref();
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  const events = new Map<string, (at: number) => void>();
-  const event = (name: string) => new Promise<number>((done) => events.set(name, done));
-  const locked = event('locked');
-  const releasing = event('releasing');
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    const { event: name, at } = JSON.parse(line) as { event: string; at: number };
-    events.get(name)?.(at);
-  });
-  return Promise.race([
-    locked.then(() => ({ releasing, exited, release })),
-    exited.then((code) => Promise.reject(new Error(`the lock holder exited with ${code} before it held the lock:\n${stderr}`))),
-  ]);
 }
 
 /** A call that also says when its answer arrived (Date.now(), comparable with the holder's and the server's times). */

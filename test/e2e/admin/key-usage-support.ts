@@ -25,6 +25,31 @@ export async function send(api: string, caller: Caller, kind: 'user' | 'bad-time
   }
 }
 
+/** The outcome an answer counts as, from its status, as docs/api.md (Usage per key) defines them (not the server's own mapping). */
+export function outcomeOf(status: number): keyof Figures {
+  if (status >= 200 && status < 400) return 'success';
+  if (status === 429) return 'rate_limited';
+  if (status === 401 || status === 403) return 'refused';
+  if (status >= 400 && status < 500) return 'client_error';
+  if (status >= 500) return 'server_error';
+  throw new Error(`no outcome for status ${status}`);
+}
+
+/**
+ * `times` GET /user with the caller's key, one after another, each on a new connection (so `serve --workers` hands them to its
+ * workers in turn), each answered one of `allowed`: the figures as the client saw them, for when which answers are 429 depends
+ * on which process got the connection.
+ */
+export async function sendSeeing(api: string, caller: Caller, times: number, allowed: readonly number[]): Promise<Figures> {
+  const seen = { ...NONE };
+  for (let i = 0; i < times; i++) {
+    const result = await call('GET', `${api}/user`, { auth: { username: caller.username, key: caller.key }, headers: { connection: 'close' } });
+    assert.ok(allowed.includes(result.status), `user #${i + 1} with ${caller.username}'s key: ${result.status} is none of ${allowed.join(', ')}: ${result.text}`);
+    seen[outcomeOf(result.status)]++;
+  }
+  return seen;
+}
+
 /** The caller's key id with another secret (its checksum right): what a guesser who read the key id could send. */
 export function forgedKeyOf(key: string): string {
   const parsed = parseKey(key);
