@@ -21,11 +21,13 @@ export async function accountPages(app: FastifyInstance, options: ConsolePageDep
   const { store, timezones, views } = options;
 
   app.get<{ Querystring: { prefix?: string; cursor?: string } }>('/accounts', async (request, reply) => {
-    const prefix = request.query.prefix?.trim() || undefined;
+    // Read through field(): a parameter repeated in the address is refused, not a crash on an array.
+    const prefix = field(request.query, 'prefix')?.trim() || undefined;
+    const cursor = field(request.query, 'cursor');
     const limit = PAGE_SIZE;
-    const rows = await pageAccounts(store, { afterId: decodeCursor('accounts', request.query.cursor), limit: limit + 1, usernamePrefix: prefix });
+    const rows = await pageAccounts(store, { afterId: decodeCursor('accounts', cursor), limit: limit + 1, usernamePrefix: prefix });
     const { page, next } = nextCursor('accounts', rows, limit, (account) => account.id);
-    const data = { title: 'Accounts', section: 'accounts' as const, prefix: prefix ?? '', accounts: page.map(accountJson), next, first: request.query.cursor === undefined };
+    const data = { title: 'Accounts', section: 'accounts' as const, prefix: prefix ?? '', accounts: page.map(accountJson), next, first: cursor === undefined };
     // htmx's search as you type asks for the results alone.
     if (request.headers['hx-request'] === 'true') return views.send(request, reply, 'account-results', data);
     return views.send(request, reply, 'accounts', data);
