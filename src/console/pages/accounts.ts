@@ -28,8 +28,11 @@ export async function accountPages(app: FastifyInstance, options: ConsolePageDep
     const rows = await pageAccounts(store, { afterId: decodeCursor('accounts', cursor), limit: limit + 1, usernamePrefix: prefix });
     const { page, next } = nextCursor('accounts', rows, limit, (account) => account.id);
     const data = { title: 'Accounts', section: 'accounts' as const, prefix: prefix ?? '', accounts: page.map(accountJson), next, first: cursor === undefined };
-    // htmx's search as you type asks for the results alone.
-    if (request.headers['hx-request'] === 'true') return views.send(request, reply, 'account-results', data);
+    // htmx's search as you type asks for the results alone. After Back, htmx (no history cache here, so nothing of a page is
+    // kept in the browser's storage) asks again with HX-History-Restore-Request and puts the answer in place of the whole
+    // <body>: that answer must be the whole page, or the top bar, the search and the forms vanish.
+    const searching = request.headers['hx-request'] === 'true' && request.headers['hx-history-restore-request'] !== 'true';
+    if (searching) return views.send(request, reply, 'account-results', data);
     return views.send(request, reply, 'accounts', data);
   });
 

@@ -1,5 +1,5 @@
 // What a careless operator or a hostile address does to the console beyond the defences file: a filter repeated in the address,
-// answers holding a secret asked to be kept. Plain HTTP as a browser sends it.
+// htmx asking to restore a page after Back, answers holding a secret asked to be kept. Plain HTTP as a browser sends it.
 import assert from 'node:assert/strict';
 import { cliOk } from '../../support/server-process.ts';
 import { ENGINES } from '../admin/admin-support.ts';
@@ -47,6 +47,24 @@ for (const engine of ENGINES) {
         assert.match(answer.html, new RegExp(`&#39;${name}&#39;`), `${path}: the page does not name '${name}'`);
       }
       assert.deepEqual(errorLines().slice(before), [], 'a repeated parameter was logged as a failure of ours');
+    });
+
+    test('a page htmx asks for to restore history after Back is the whole page, not the search results alone', async () => {
+      // htmx 2 sends HX-Request with HX-History-Restore-Request on a history cache miss (always, with historyCacheSize 0) and
+      // puts the answer in place of the whole <body> (htmx.org/reference: HX-History-Restore-Request).
+      const restored = await fetch(`${server.origin}/console/accounts?prefix=al`, {
+        headers: { cookie, 'hx-request': 'true', 'hx-history-restore-request': 'true', 'hx-current-url': `${server.origin}/console/accounts?prefix=ali` },
+      });
+      const html = await restored.text();
+      assert.equal(restored.status, 200);
+      assert.match(html, /<header class="topbar"/, 'the restored page has no top bar (no navigation, no sign-out)');
+      assert.match(html, /id="prefix"/, 'the restored page has no search box');
+      assert.match(html, /Create an account/, 'the restored page has no form to create an account');
+      // The search as one types still gets the results alone.
+      const typed = await fetch(`${server.origin}/console/accounts?prefix=al`, { headers: { cookie, 'hx-request': 'true' } });
+      const partial = await typed.text();
+      assert.match(partial, /^<div id="account-results">/, partial.slice(0, 200));
+      assert.doesNotMatch(partial, /<header/);
     });
 
     test('the answers that show a key or a signing secret once tell every cache not to keep them', async () => {
