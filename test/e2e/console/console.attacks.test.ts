@@ -1,5 +1,6 @@
 // What a careless operator or a hostile address does to the console beyond the defences file: a filter repeated in the address,
-// htmx asking to restore a page after Back, answers holding a secret asked to be kept. Plain HTTP as a browser sends it.
+// htmx asking to restore a page after Back, a planted or left-over session cookie, answers holding a secret asked to be kept.
+// Plain HTTP as a browser sends it.
 import assert from 'node:assert/strict';
 import { cliOk } from '../../support/server-process.ts';
 import { ENGINES } from '../admin/admin-support.ts';
@@ -65,6 +66,25 @@ for (const engine of ENGINES) {
       const partial = await typed.text();
       assert.match(partial, /^<div id="account-results">/, partial.slice(0, 200));
       assert.doesNotMatch(partial, /<header/);
+    });
+
+    test('sign-in always makes a new session: a planted cookie is never adopted, and the session the browser held ends', async () => {
+      // Session fixation: a cookie an attacker chose (right shape, never given out) must not become the session.
+      const planted = `console_session=${'A'.repeat(43)}`;
+      const fixed = await consoleRequest(server, 'POST', '/console/sign-in', { cookie: planted, form: { token: server.token } });
+      assert.equal(fixed.status, 303, fixed.html.slice(0, 300));
+      const issued = (fixed.headers.get('set-cookie') ?? '').split(';')[0]!;
+      assert.match(issued, /^console_session=[A-Za-z0-9_-]{43}$/);
+      assert.notEqual(issued, planted, 'the planted cookie was adopted as the session');
+      assert.equal((await consoleRequest(server, 'GET', '/console/accounts', { cookie: planted })).status, 303, 'the planted cookie opens pages');
+      // Signing in again from the same browser: the earlier session is over, not left alive for whoever copied its cookie.
+      const again = await consoleRequest(server, 'POST', '/console/sign-in', { cookie: issued, form: { token: server.token } });
+      assert.equal(again.status, 303);
+      const next = (again.headers.get('set-cookie') ?? '').split(';')[0]!;
+      assert.notEqual(next, issued, 'signing in again kept the same session');
+      const earlier = await consoleRequest(server, 'GET', '/console/accounts', { cookie: issued });
+      assert.equal(earlier.status, 303, 'the earlier session still opens pages');
+      assert.equal((await consoleRequest(server, 'GET', '/console/accounts', { cookie: next })).status, 200);
     });
 
     test('the answers that show a key or a signing secret once tell every cache not to keep them', async () => {
