@@ -1,7 +1,11 @@
-// Reading the console's form posts: one text per field, the hidden proof and the submit button ignored, nothing guessed.
+// Reading the console's form posts and addresses' parameters: one text per field, the hidden proof and the submit button
+// ignored, nothing guessed.
 import { DomainError } from '../domain/errors.ts';
 
-/** The field's text; undefined when absent. A field sent twice is refused, as the admin API refuses it. */
+/**
+ * The field's text (of a form body or a query string); undefined when absent. A field sent twice is refused, as the admin API
+ * refuses it: never an array for a page to call string methods on.
+ */
 export function field(body: unknown, name: string): string | undefined {
   const value = (body as Record<string, unknown> | undefined)?.[name];
   if (value === undefined) return undefined;

@@ -9,6 +9,8 @@ export const SESSION_COOKIE = 'console_session';
 export const CONSOLE_PATH = '/console';
 /** A session's last request is written at most this often; the idle lifetime is judged at this precision. */
 const TOUCH_INTERVAL_MS = 60_000;
+/** A cookie's secret as begin() makes it: 32 random bytes in base64url. */
+const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 export interface SessionSettings {
   readonly idleMs: number;
@@ -75,8 +77,13 @@ export class ConsoleSessions {
     this.#now = now;
   }
 
-  /** After the token was proven: a new session, its cookie set on `reply`. */
+  /**
+   * After the token was proven: a new session, its cookie set on `reply`. A session the browser already held is ended first, so
+   * signing in again (another operator's token on a shared browser) leaves no earlier session alive for a copied cookie.
+   */
   async begin(reply: FastifyReply, request: FastifyRequest, tokenId: string): Promise<void> {
+    const earlier = request.cookies[SESSION_COOKIE];
+    if (earlier !== undefined && SECRET_SHAPE.test(earlier)) await this.#store.endConsoleSession(hashOf(earlier));
     const secret = randomBytes(32).toString('base64url');
     await this.#store.createConsoleSession({ hash: hashOf(secret), tokenId, createdAt: new Date(this.#now()) });
     reply.setCookie(SESSION_COOKIE, secret, this.#cookieOptions(request, Math.floor(this.#settings.maxMs / 1000)));
@@ -85,7 +92,7 @@ export class ConsoleSessions {
   /** The live session the request's cookie names, or null (no cookie, unknown, idle or too old, or its token revoked). */
   async find(request: FastifyRequest, reply: FastifyReply): Promise<ConsoleSignedIn | null> {
     const secret = request.cookies[SESSION_COOKIE];
-    if (secret === undefined || !/^[A-Za-z0-9_-]{43}$/.test(secret)) return null;
+    if (secret === undefined || !SECRET_SHAPE.test(secret)) return null;
     const hash = hashOf(secret);
     const session = await this.#store.findConsoleSession(hash);
     if (session === null) return this.#forget(request, reply);

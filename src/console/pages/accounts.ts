@@ -21,13 +21,18 @@ export async function accountPages(app: FastifyInstance, options: ConsolePageDep
   const { store, timezones, views } = options;
 
   app.get<{ Querystring: { prefix?: string; cursor?: string } }>('/accounts', async (request, reply) => {
-    const prefix = request.query.prefix?.trim() || undefined;
+    // Read through field(): a parameter repeated in the address is refused, not a crash on an array.
+    const prefix = field(request.query, 'prefix')?.trim() || undefined;
+    const cursor = field(request.query, 'cursor');
     const limit = PAGE_SIZE;
-    const rows = await pageAccounts(store, { afterId: decodeCursor('accounts', request.query.cursor), limit: limit + 1, usernamePrefix: prefix });
+    const rows = await pageAccounts(store, { afterId: decodeCursor('accounts', cursor), limit: limit + 1, usernamePrefix: prefix });
     const { page, next } = nextCursor('accounts', rows, limit, (account) => account.id);
-    const data = { title: 'Accounts', section: 'accounts' as const, prefix: prefix ?? '', accounts: page.map(accountJson), next, first: request.query.cursor === undefined };
-    // htmx's search as you type asks for the results alone.
-    if (request.headers['hx-request'] === 'true') return views.send(request, reply, 'account-results', data);
+    const data = { title: 'Accounts', section: 'accounts' as const, prefix: prefix ?? '', accounts: page.map(accountJson), next, first: cursor === undefined };
+    // htmx's search as you type asks for the results alone. After Back, htmx (no history cache here, so nothing of a page is
+    // kept in the browser's storage) asks again with HX-History-Restore-Request and puts the answer in place of the whole
+    // <body>: that answer must be the whole page, or the top bar, the search and the forms vanish.
+    const searching = request.headers['hx-request'] === 'true' && request.headers['hx-history-restore-request'] !== 'true';
+    if (searching) return views.send(request, reply, 'account-results', data);
     return views.send(request, reply, 'accounts', data);
   });
 

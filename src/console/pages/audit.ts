@@ -6,6 +6,7 @@ import { auditFilters } from '../../operations/audit.ts';
 import { auditJson } from '../../operations/representations.ts';
 import { decodeCursor, nextCursor } from '../../admin/paging.ts';
 import type { ConsolePageDependencies } from '../page-dependencies.ts';
+import { field } from '../forms.ts';
 
 const PAGE_SIZE = 25;
 
@@ -22,7 +23,10 @@ export async function auditPages(app: FastifyInstance, options: ConsolePageDepen
   const { store, views } = options;
 
   app.get<{ Querystring: AuditFilters }>('/audit', async (request, reply) => {
-    const query = request.query;
+    // Each filter read once through field(): a parameter repeated in the address is refused, not a crash on an array.
+    const query = Object.fromEntries(
+      (['username', 'actor', 'action', 'since', 'until', 'cursor'] as const).map((name) => [name, field(request.query, name)]),
+    ) as AuditFilters;
     const filters = {
       username: query.username?.trim() || undefined,
       ...auditFilters({ actor: query.actor?.trim() || undefined, action: query.action || undefined }),

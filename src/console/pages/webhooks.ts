@@ -36,14 +36,15 @@ export async function webhookPages(app: FastifyInstance, options: ConsolePageDep
   }
 
   app.get<{ Querystring: { cursor?: string } }>('/webhooks', async (request, reply) => {
-    const rows = await store.listWebhookEndpoints(decodeEndpointCursor(request.query.cursor), PAGE_SIZE + 1);
+    const cursor = field(request.query, 'cursor');
+    const rows = await store.listWebhookEndpoints(decodeEndpointCursor(cursor), PAGE_SIZE + 1);
     const page = rows.slice(0, PAGE_SIZE);
     return views.send(request, reply, 'webhooks', {
       title: 'Webhooks',
       section: 'webhooks',
       endpoints: page.map(endpointJson),
       next: rows.length > PAGE_SIZE ? encodeEndpointCursor(page.at(-1)!) : null,
-      first: request.query.cursor !== undefined,
+      first: cursor !== undefined,
     });
   });
 

@@ -181,6 +181,23 @@ for (const engine of ENGINES) {
       assert.equal(rest.length, 3, `the second page lists ${rest}`);
     });
 
+    step('Back after searching as one types shows the whole page again, with the earlier search', async () => {
+      await page.goto(`${server.origin}/console/accounts`);
+      const search = page.getByLabel('Username starts with');
+      await search.pressSequentially('al');
+      await page.waitForURL(/prefix=al$/);
+      await search.pressSequentially('i');
+      await page.waitForURL(/prefix=ali$/);
+      await page.goBack();
+      await page.waitForURL(/prefix=al$/);
+      await page.locator('#account-results').getByRole('link', { name: 'alina' }).waitFor();
+      assert.equal(await heading(), 'Accounts', 'Back left a page without its heading');
+      assert.equal(await page.getByRole('navigation', { name: 'Console sections' }).count(), 1, 'Back left a page without the top bar');
+      assert.equal(await page.getByRole('button', { name: 'Sign out' }).count(), 1, 'Back left a page without the sign-out button');
+      assert.equal(await page.getByRole('button', { name: 'Create the account' }).count(), 1, 'Back left a page without its forms');
+      assert.equal(await search.inputValue(), 'al');
+    });
+
     step("changes an account's name, timezone (from the list) and Premium", async () => {
       await page.goto(`${server.origin}/console/accounts/bob`);
       await accessible('account');

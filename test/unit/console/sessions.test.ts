@@ -114,6 +114,19 @@ describe('console sessions', () => {
     assert.equal(await sessions.find(stolen, browser().reply), null);
   });
 
+  test('signing in again ends the session the browser held: its earlier cookie, if someone kept it, opens nothing', async () => {
+    const store = new MemorySessions();
+    const sessions = new ConsoleSessions(store, SETTINGS);
+    const alice = browser();
+    await sessions.begin(alice.reply, alice.request(), 'tok000000001');
+    const earlier = alice.request();
+    // The same browser signs in again (another operator's token, or the same one) without signing out first.
+    await sessions.begin(alice.reply, alice.request(), 'tok000000002');
+    assert.equal(await sessions.find(earlier, browser().reply), null, 'the earlier session still opens pages');
+    assert.equal((await sessions.find(alice.request(), alice.reply))?.tokenId, 'tok000000002');
+    assert.equal(store.rows.size, 1, 'the earlier session is still stored');
+  });
+
   test('the last use is written at most once a minute per session', async () => {
     let now = Date.parse('2026-11-26T08:00:00Z');
     const store = new MemorySessions();
