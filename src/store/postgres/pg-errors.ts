@@ -76,6 +76,12 @@ export function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
+/**
+ * A text PostgreSQL cannot hold: a NUL byte (character_not_in_repertoire) in a value a caller typed, such as /accounts/%00.
+ * The caller's to fix, as SQLite's answer (nothing matches) is; never a 500.
+ */
+const UNSTORABLE_TEXT = '22021';
+
 /** The parts turn them into their own failures (username_taken, key_exists...). */
 export const UNIQUE_VIOLATION = '23505';
 export const FOREIGN_KEY_VIOLATION = '23503';
@@ -101,6 +107,11 @@ export function translatePgError(error: unknown): unknown {
     return new DomainError('unavailable', 'store_unavailable', 'The database is unreachable; try again shortly.', { cause: error });
   }
   const state = sqlState(error);
+  if (state === UNSTORABLE_TEXT) {
+    return new DomainError('invalid', 'invalid_parameter', 'A value holds a character that cannot be stored or searched for (a NUL byte); remove it.', {
+      cause: error,
+    });
+  }
   if (state !== undefined && BUSY_SQLSTATES.has(state)) {
     return new DomainError('unavailable', 'store_busy', 'The database is busy; try again shortly.', { cause: error });
   }

@@ -23,6 +23,16 @@ onEveryEngine('admin accounts: errors', ({ suite: { test, before }, admin }) => 
     expectFailure(await admin().call('POST', '/accounts', { form: { username: 'ok', admin: 'true' } }), 400, 'unknown_parameter');
   });
 
+  test('a NUL byte in the address or a filter is answered as the caller\'s mistake, never a 500', async () => {
+    // PostgreSQL cannot hold the byte (400 invalid_parameter); SQLite looks it up and finds nothing (404, or an empty list).
+    for (const path of ['/accounts/%00', '/accounts/a%00b/keys', '/audit?username=%00', '/webhooks/we_%00/deliveries']) {
+      const answer = await admin().call('GET', path);
+      const nothing = answer.status === 200 && Array.isArray(answer.body?.data) && answer.body.data.length === 0;
+      assert.ok([400, 404].includes(answer.status) || nothing, `${path} answered ${answer.status}: ${answer.text}`);
+      if (answer.status === 400) assert.equal(answer.body.messages[0].code, 'invalid_parameter', answer.text);
+    }
+  });
+
   test('a username taken (ignoring case) is 409 username_taken', async () => {
     expectFailure(await admin().call('POST', '/accounts', { form: { username: 'ALICE' } }), 409, 'username_taken');
   });

@@ -64,6 +64,13 @@ describe('sorting PostgreSQL failures', () => {
     assertUnavailable(translatePgError(failure('canceling statement due to statement timeout', { code: '57014' })), 'store_busy');
   });
 
+  test("a NUL byte in a caller's value is the caller's to fix (400 invalid_parameter), not a fault", () => {
+    const translated = translatePgError(failure('invalid byte sequence for encoding "UTF8": 0x00', { code: '22021' }));
+    assert.ok(translated instanceof DomainError, `expected a DomainError, got ${String(translated)}`);
+    assert.equal(translated.kind, 'invalid');
+    assert.equal(translated.code, 'invalid_parameter');
+  });
+
   const faults: Array<[string, Error]> = [
     ['a unique violation', failure('duplicate key value violates unique constraint', { code: '23505', constraint: 'x' })],
     ['a syntax error', failure('syntax error at or near "SELEC"', { code: '42601' })],
