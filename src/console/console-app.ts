@@ -12,7 +12,7 @@ import { auditPages } from './pages/audit.ts';
 import { keyPages } from './pages/keys.ts';
 import { signInPages } from './pages/sign-in.ts';
 import { webhookPages } from './pages/webhooks.ts';
-import { ConsoleSessions, provenFromConsole, SESSION_COOKIE } from './sessions.ts';
+import { ConsoleSessions, provenFromConsole, sessionCookieName } from './sessions.ts';
 import { ConsoleViews } from './views.ts';
 
 /**
@@ -39,7 +39,7 @@ declare module 'fastify' {
 
 export async function operatorConsole(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   const views = new ConsoleViews();
-  const sessions = new ConsoleSessions(options.store, options.sessions);
+  const sessions = new ConsoleSessions(options.store, { ...options.sessions, cookieName: sessionCookieName(options.environment) });
   // Named one by one: the options Fastify hands a plugin also hold its prefix, which a nested register would add again.
   const { store, timezones, environment, tokens, webhooks, userAgent } = options;
   const dependencies: ConsolePageDependencies = { store, timezones, environment, sessions: options.sessions, tokens, webhooks, userAgent, views };
@@ -79,7 +79,7 @@ export async function operatorConsole(app: FastifyInstance, options: ConsoleOpti
     signedIn.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
       const session = await sessions.find(request, reply);
       if (session === null) {
-        const ended = request.cookies[SESSION_COOKIE] !== undefined;
+        const ended = request.cookies[sessions.cookieName] !== undefined;
         return reply.redirect(`/console/sign-in${ended ? '?notice=expired' : ''}`, 303);
       }
       request.consoleSession = session;

@@ -5,6 +5,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleSessionStore } from '../store/console-sessions/console-session-store.ts';
 
 export const SESSION_COOKIE = 'console_session';
+
+/**
+ * Browsers keep cookies per host, whatever the port: a live and a sandbox console on one host (or two tunnels to localhost)
+ * would each overwrite the other's cookie under one name. The sandbox's has its own.
+ */
+export function sessionCookieName(environment: 'live' | 'sandbox'): string {
+  return environment === 'sandbox' ? `${SESSION_COOKIE}_sandbox` : SESSION_COOKIE;
+}
 /** The cookie is sent to the console's pages only, never to the admin API beside them. */
 export const CONSOLE_PATH = '/console';
 /** A session's last request is written at most this often; the idle lifetime is judged at this precision. */
@@ -15,6 +23,8 @@ const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 export interface SessionSettings {
   readonly idleMs: number;
   readonly maxMs: number;
+  /** sessionCookieName's; SESSION_COOKIE when absent. */
+  readonly cookieName?: string;
 }
 
 /** A signed-in console request: whose token, and the proof its forms carry. */
@@ -70,8 +80,10 @@ export class ConsoleSessions {
   readonly #store: ConsoleSessionStore;
   readonly #settings: SessionSettings;
   readonly #now: () => number;
+  readonly cookieName: string;
 
   constructor(store: ConsoleSessionStore, settings: SessionSettings, now: () => number = Date.now) {
+    this.cookieName = settings.cookieName ?? SESSION_COOKIE;
     this.#store = store;
     this.#settings = settings;
     this.#now = now;
@@ -82,16 +94,16 @@ export class ConsoleSessions {
    * signing in again (another operator's token on a shared browser) leaves no earlier session alive for a copied cookie.
    */
   async begin(reply: FastifyReply, request: FastifyRequest, tokenId: string): Promise<void> {
-    const earlier = request.cookies[SESSION_COOKIE];
+    const earlier = request.cookies[this.cookieName];
     if (earlier !== undefined && SECRET_SHAPE.test(earlier)) await this.#store.endConsoleSession(hashOf(earlier));
     const secret = randomBytes(32).toString('base64url');
     await this.#store.createConsoleSession({ hash: hashOf(secret), tokenId, createdAt: new Date(this.#now()) });
-    reply.setCookie(SESSION_COOKIE, secret, this.#cookieOptions(request, Math.floor(this.#settings.maxMs / 1000)));
+    reply.setCookie(this.cookieName, secret, this.#cookieOptions(request, Math.floor(this.#settings.maxMs / 1000)));
   }
 
   /** The live session the request's cookie names, or null (no cookie, unknown, idle or too old, or its token revoked). */
   async find(request: FastifyRequest, reply: FastifyReply): Promise<ConsoleSignedIn | null> {
-    const secret = request.cookies[SESSION_COOKIE];
+    const secret = request.cookies[this.cookieName];
     if (secret === undefined || !SECRET_SHAPE.test(secret)) return null;
     const hash = hashOf(secret);
     const session = await this.#store.findConsoleSession(hash);
@@ -115,7 +127,7 @@ export class ConsoleSessions {
   }
 
   #forget(request: FastifyRequest, reply: FastifyReply): null {
-    reply.clearCookie(SESSION_COOKIE, this.#cookieOptions(request, 0));
+    reply.clearCookie(this.cookieName, this.#cookieOptions(request, 0));
     return null;
   }
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ConsoleSessions, provenFromConsole, SESSION_COOKIE } from '../../../src/console/sessions.ts';
+import { ConsoleSessions, provenFromConsole, SESSION_COOKIE, sessionCookieName } from '../../../src/console/sessions.ts';
 import type { ConsoleSession, ConsoleSessionStore, NewConsoleSession } from '../../../src/store/console-sessions/console-session-store.ts';
 
 const MINUTE = 60_000;
@@ -150,6 +150,12 @@ describe('console sessions', () => {
     await sessions.begin(tls.reply, tls.request(), 'tok000000001');
     assert.equal(tls.set[0]!.options.secure, true);
   });
+});
+
+test("the sandbox's console has a cookie of its own, so a live and a sandbox console on one host do not sign each other out", () => {
+  assert.equal(sessionCookieName('live'), 'console_session');
+  assert.equal(sessionCookieName('sandbox'), 'console_session_sandbox');
+  assert.equal(new ConsoleSessions(new MemorySessions(), { ...SETTINGS, cookieName: sessionCookieName('sandbox') }).cookieName, 'console_session_sandbox');
 });
 
 describe('proof that a change came from the console', () => {
