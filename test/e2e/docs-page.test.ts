@@ -8,19 +8,8 @@ import { chromium, type Browser, type Locator, type Page } from 'playwright-core
 import { HANG_MS } from '../support/eventually.ts';
 import { createAccount, createWorkspace, REPO_ROOT, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 import { requiring } from '../support/requiring.ts';
+import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from '../support/chromium.ts';
 
-// Debian's package (.ci/run installs it); a browser is never downloaded.
-const CHROMIUM = '/usr/bin/chromium';
-// Without the networking flags Chromium keeps calling Google's hosts, which these machines cannot reach.
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const RESULTS = join(REPO_ROOT, 'test-results');
 const SCREENSHOT = join(RESULTS, 'docs-page.png');
 const TITLE = 'Account Settings, User and Test API';
@@ -30,9 +19,7 @@ const STYLESHEET = readFileSync(join(REPO_ROOT, 'src/page-style/style.css'), 'ut
 const SWAGGER_LOGO = readFileSync(join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui/package.json')), 'static/logo.svg'));
 const NAME = 'Alice Liddell';
 
-// CI installs Chromium, so there a missing browser is a failure; on a developer's machine it is a reason to skip.
-const skip = existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is not installed (apt-get install chromium)`;
-const { after, before, describe, test } = requiring(skip);
+const { after, before, describe, test } = requiring(chromiumSkip);
 
 let workspace: Workspace;
 let server: ServerProcess;

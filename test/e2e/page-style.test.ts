@@ -1,21 +1,18 @@
 // Protects the shared look (src/page-style/) in headless Chromium: on a page using every selector the console's templates use,
 // all text meets WCAG AA contrast, keyboard focus is visible, motion stops when asked, nothing is fetched, narrow screens scroll tables only.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { HANG_MS } from '../support/eventually.ts';
 import { REPO_ROOT } from '../support/server-process.ts';
 import { requiring } from '../support/requiring.ts';
+import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from '../support/chromium.ts';
 import { SERVICE_NAME, STYLESHEET, WORDMARK } from '../../src/page-style/page-style.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const RESULTS = join(REPO_ROOT, 'test-results');
 
-// CI installs Chromium, so there a missing browser is a failure; on a developer's machine it is a reason to skip.
-const skip = existsSync(CHROMIUM) || process.env.CI ? false : `${CHROMIUM} is not installed (apt-get install chromium)`;
-const { after, before, describe, test } = requiring(skip);
+const { after, before, describe, test } = requiring(chromiumSkip);
 
 const WORDMARK_DATA = `data:image/svg+xml;base64,${WORDMARK.toString('base64')}`;
 
