@@ -11,21 +11,23 @@ export function pauseBeforeAttempt(attempt: number): number {
 }
 
 /**
- * Runs `work` again, on a timer, each time SQLite answers SQLITE_BUSY, until it succeeds or `timeoutMs` has passed; the
- * caller has just tried once and found the database locked. Gives up with store_busy. `work` must be safe to repeat: a
- * statement that got SQLITE_BUSY did nothing, and a transaction that got it was rolled back.
+ * Runs `work` again, on a timer, each time SQLite answers SQLITE_BUSY, until it succeeds or an attempt begun once `timeoutMs`
+ * had passed fails too; the caller has just tried once and found the database locked. Gives up with store_busy. The last
+ * attempt is the first begun at or past the deadline (timers may fire a moment early; an attempt begun before it is followed
+ * by another), so a lock released just as the time runs out is still taken. `work` must be safe to repeat: a statement that
+ * got SQLITE_BUSY did nothing, and a transaction that got it was rolled back.
  */
 export function retryWhileLocked<T>(work: () => T, timeoutMs: number): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   return new Promise((resolve, reject) => {
     let attempt = 0;
     const tryAgain = (): void => {
+      const begun = performance.now();
       try {
         resolve(work());
       } catch (error) {
-        const left = deadline - performance.now();
-        if (!isBusy(error) || left <= 0) reject(translate(error));
-        else setTimeout(tryAgain, Math.min(pauseBeforeAttempt(attempt++), left));
+        if (!isBusy(error) || begun >= deadline) reject(translate(error));
+        else setTimeout(tryAgain, Math.min(pauseBeforeAttempt(attempt++), Math.max(0, deadline - performance.now())));
       }
     };
     setTimeout(tryAgain, Math.min(pauseBeforeAttempt(attempt++), timeoutMs));

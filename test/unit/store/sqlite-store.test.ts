@@ -365,7 +365,8 @@ describe('retryWhileLocked', () => {
     );
     const waited = performance.now() - started;
     assert.ok(waited >= 60, `gave up after ${waited.toFixed(1)} ms, before the 60 ms timeout`);
-    // How many attempts fit in 60 ms depends on how busy the machine is; that the last came at the timeout does not.
+    // How many attempts fit in 60 ms depends on how busy the machine is; that the last began at the timeout does not (an
+    // attempt begun before it, by a timer firing a moment early, is followed by another).
     const last = attemptsAt.at(-1)!;
     assert.ok(last >= 60, `the last attempt was at ${last.toFixed(1)} ms: it stopped trying before the 60 ms timeout`);
   });
