@@ -21,6 +21,7 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '57P02', // crash_shutdown: another backend crashed and the server is resetting
   '57P03', // cannot_connect_now: the server is starting up or shutting down
   '53300', // too_many_connections
+  '25006', // read_only_sql_transaction: a write reached a standby (a failover the connection string has not followed yet)
 ]);
 
 /** PostgreSQL's "database is busy", as SQLITE_BUSY is SQLite's. */
@@ -38,6 +39,9 @@ const UNAVAILABLE_MESSAGES = [
   /^timeout expired$/, // a lone pg.Client (the migration connection) that could not connect in time
   /^Query read timeout$/,
   /is not queryable$/,
+  // 55000 (object_not_in_prerequisite_state) with this text: the database's ALLOW_CONNECTIONS is off, as during maintenance.
+  // Only with this text: 55000 is also the code of real faults.
+  /^database ".*" is not currently accepting connections$/,
 ];
 
 /**

@@ -46,6 +46,8 @@ describe('sorting PostgreSQL failures', () => {
     ['administrator shutdown (57P01)', failure('terminating connection due to administrator command', { code: '57P01' })],
     ['crash shutdown (57P02)', failure('terminating connection because of crash of another server process', { code: '57P02' })],
     ['the server starting up (57P03)', failure('the database system is starting up', { code: '57P03' })],
+    ['a database not accepting connections (55000)', failure('database "accounts" is not currently accepting connections', { code: '55000' })],
+    ['a write reaching a standby after a failover (25006)', failure('cannot execute INSERT in a read-only transaction', { code: '25006' })],
     ['too many connections (53300)', failure('sorry, too many clients already', { code: '53300' })],
     ['connection failure (08006)', failure('connection failure', { code: '08006' })],
     ['could not connect (08001)', failure('could not establish connection', { code: '08001' })],
@@ -76,6 +78,7 @@ describe('sorting PostgreSQL failures', () => {
     ['a syntax error', failure('syntax error at or near "SELEC"', { code: '42601' })],
     ['a missing table', failure('relation "accounts" does not exist', { code: '42P01' })],
     ['a wrong password', failure('password authentication failed for user "x"', { code: '28P01' })],
+    ['another object_not_in_prerequisite_state (55000)', failure('cannot change sequence "s" while it is in use', { code: '55000' })],
     ['a pool already closed', failure('Cannot use a pool after calling end on the pool')],
   ];
   for (const [what, error] of faults) {
