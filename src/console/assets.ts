@@ -1,12 +1,12 @@
 // The console's static files, all served by the admin listener itself (nothing from another host): the shared stylesheet and
-// wordmark, our script, and the two libraries the pages use, read once at start and named by their content's hash.
+// wordmark and icon, our script, and the two libraries the pages use, read once at start and named by their content's hash.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { STYLESHEET, WORDMARK } from '../page-style/page-style.ts';
+import { ICON, ICON_TYPE, STYLESHEET, WORDMARK, WORDMARK_TYPE } from '../page-style/page-style.ts';
 
 const require = createRequire(import.meta.url);
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -31,7 +31,8 @@ const JS = 'text/javascript; charset=utf-8';
  */
 const ASSETS: ReadonlyMap<string, Asset> = new Map([
   asset('style.css', 'text/css; charset=utf-8', Buffer.from(STYLESHEET)),
-  asset('wordmark.svg', 'image/svg+xml', Buffer.from(WORDMARK)),
+  asset('wordmark.svg', WORDMARK_TYPE, Buffer.from(WORDMARK)),
+  asset('icon.svg', ICON_TYPE, Buffer.from(ICON)),
   asset('console.js', JS, readFileSync(join(HERE, 'console.js'))),
   asset('htmx.min.js', JS, readFileSync(join(dirname(require.resolve('htmx.org')), 'htmx.min.js'))),
   asset('chart.umd.min.js', JS, readFileSync(join(dirname(require.resolve('chart.js')), 'chart.umd.min.js'))),

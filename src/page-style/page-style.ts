@@ -1,4 +1,5 @@
-// The shared look of the project's browser pages (/docs and the operator console): one stylesheet and the wordmark, read once.
+// The shared look of the project's browser pages (/docs and the operator console): one stylesheet, the wordmark and the tab's
+// icon, read once.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -14,3 +15,8 @@ export const STYLESHEET: string = readFileSync(STYLESHEET_FILE, 'utf8');
 export const WORDMARK_FILE = join(import.meta.dirname, 'wordmark.svg');
 export const WORDMARK_TYPE = 'image/svg+xml';
 export const WORDMARK: Buffer = readFileSync(WORDMARK_FILE);
+
+/** icon.svg: the tab's icon, the wordmark's bar and initial on the top bar's colour; SVG, so one file serves every size. */
+export const ICON_FILE = join(import.meta.dirname, 'icon.svg');
+export const ICON_TYPE = 'image/svg+xml';
+export const ICON: Buffer = readFileSync(ICON_FILE);

@@ -16,6 +16,8 @@ const TITLE = 'Account Settings, User and Test API';
 // The service's name as issue 30 asks the page to carry it, and the files it is drawn from.
 const SERVICE = 'account-api';
 const STYLESHEET = readFileSync(join(REPO_ROOT, 'src/page-style/style.css'), 'utf8');
+const ICON = readFileSync(join(REPO_ROOT, 'src/page-style/icon.svg'));
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SWAGGER_LOGO = readFileSync(join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui/package.json')), 'static/logo.svg'));
 const NAME = 'Alice Liddell';
 
@@ -146,6 +148,19 @@ describe('the /docs page in a real browser', () => {
     // @fastify/swagger-ui's own logo option sends the logo inside the initializer script, base64-encoded.
     const initializer = await (await fetch(`${server.url}/docs/static/swagger-initializer.js`)).text();
     assert.ok(!initializer.includes(SWAGGER_LOGO.toString('base64')), "the page's initializer script carries Swagger's logo");
+    // Swagger's bar had a box to load another API's document by URL, with no label; ours has no form control at all.
+    assert.equal(await topbar.locator('input, select, form').count(), 0, `the top bar has a form control: ${await topbar.innerHTML()}`);
+  });
+
+  step("shows our icon on the tab, not Swagger's", async () => {
+    const icons = await page.locator('link[rel~="icon"]').evaluateAll((links) => links.map((link) => (link as unknown as { href: string; type: string }).href));
+    const url = `${server.url}/docs/static/theme/icon.svg`;
+    assert.deepEqual(icons, [url], `the page links these icons: ${icons.join(', ')}`);
+    const served = await fetch(url);
+    assert.equal(served.status, 200);
+    assert.equal(served.headers.get('content-type'), 'image/svg+xml');
+    assert.deepEqual(Buffer.from(await served.arrayBuffer()), ICON, 'the icon served is not src/page-style/icon.svg');
+    assert.deepEqual(requests.filter((requested) => /favicon/.test(requested)), [], "the page asked for Swagger's favicon");
   });
 
   step('loads our stylesheet from this server, and its top bar is dark with legible text in our fonts', async () => {
@@ -201,6 +216,22 @@ describe('the /docs page in a real browser', () => {
     const data = JSON.parse(body).data;
     assert.equal(data.username, alice.username, `the response body shown is not alice's account: ${body}`);
     assert.equal(data.name, NAME, `the response body shown does not carry alice's name: ${body}`);
+  });
+
+  step('an open operation is named in the address (a deep link), while its path inside the button that opens it is no link', async () => {
+    assert.match(page.url(), /#\/User\/getUser$/, `the address does not name the operation opened last: ${page.url()}`);
+    assert.equal(await page.locator('.opblock-summary-control a[href], .opblock-summary-control button').count(), 0, 'a control inside the button that opens an operation');
+    assert.equal(await page.getByLabel('Servers', { exact: true }).count(), 1, 'the servers list has no label "Servers"');
+  });
+
+  step('axe-core finds no serious or critical accessibility violation, with operations open and an answer shown', async () => {
+    // Evaluated through the browser's debugging protocol, which the page's policy does not govern (an inline tag would be blocked).
+    await page.evaluate(AXE_SOURCE);
+    const violations = (await page.evaluate(
+      `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) })))`,
+    )) as { id: string; impact: string; nodes: string[] }[];
+    const serious = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+    assert.deepEqual(serious, [], `axe-core found ${JSON.stringify(serious, null, 1)}`);
   });
 
   step('loads everything from this server and breaks no Content Security Policy', () => {

@@ -1,33 +1,96 @@
-// How the /docs page wears the project's shared look (src/page-style/): our stylesheet as Swagger UI's theme, our wordmark in its top bar.
+// How the /docs page wears the project's shared look (src/page-style/): our stylesheet as Swagger UI's theme, our top bar with
+// our wordmark, our icon on the tab.
 import type { FastifyInstance } from 'fastify';
-import { SERVICE_NAME, STYLESHEET, WORDMARK, WORDMARK_TYPE } from '../../page-style/page-style.ts';
+import { ICON, ICON_TYPE, SERVICE_NAME, STYLESHEET, WORDMARK, WORDMARK_TYPE } from '../../page-style/page-style.ts';
 
 /** Where the page finds them; @fastify/swagger-ui serves theme files under {routePrefix}/static/theme/. */
 export const DOCS_STYLESHEET_URL = '/docs/static/theme/account-api.css';
 export const DOCS_WORDMARK_URL = '/docs/static/theme/wordmark.svg';
+export const DOCS_ICON_URL = '/docs/static/theme/icon.svg';
 
 /** What the browser tab says. */
 export const DOCS_TITLE = `${SERVICE_NAME} · API docs`;
 
 type SwaggerSystem = { React: { createElement: (type: unknown, props: object | null, ...children: unknown[]) => unknown; Fragment: unknown } };
+type SwaggerProps = { getComponent: (name: string) => unknown };
 
 /**
- * A Swagger UI plugin putting our wordmark where its logo was, from the first render: no flash of Swagger's logo, and none of
- * its inline <style> (so the page's policy needs no hash for it). @fastify/swagger-ui sends uiConfig to the browser as source
- * text (its lib/serialize.js), so this function names nothing outside itself: the URL and the name are written out, and
- * test/unit/http/wire/docs-look.test.ts checks they match the constants above.
+ * A Swagger UI plugin drawing our top bar: our wordmark where its logo was, from the first render (no flash of Swagger's logo,
+ * and none of its inline <style>, so the page's policy needs no hash for it), and its dark-mode switch. Swagger's bar also has
+ * a box for loading another API's document by URL: not this page's business, and a control with no label (axe: critical).
+ * @fastify/swagger-ui sends uiConfig to the browser as source text (its lib/serialize.js), so this function names nothing
+ * outside itself: the URL and the name are written out, and test/unit/http/wire/docs-look.test.ts checks they match the
+ * constants above.
  */
-export function wordmarkInTopBar(system: SwaggerSystem) {
+export function ourTopBar(system: SwaggerSystem) {
   const h = system.React.createElement;
   return {
     components: {
-      Logo: () =>
+      Topbar: ({ getComponent }: SwaggerProps) =>
         h(
-          system.React.Fragment,
-          null,
-          h('img', { src: '/docs/static/theme/wordmark.svg', alt: 'account-api', height: 28, className: 'wordmark-image' }),
-          h('span', { className: 'wordmark-part' }, 'API docs'),
+          'header',
+          { className: 'topbar', role: 'banner' },
+          h(
+            'div',
+            { className: 'wrapper' },
+            h(
+              'div',
+              { className: 'topbar-wrapper' },
+              h(
+                'a',
+                { className: 'link', href: '/docs' },
+                h('img', { src: '/docs/static/theme/wordmark.svg', alt: 'account-api', height: 28, className: 'wordmark-image' }),
+                h('span', { className: 'wordmark-part' }, 'API docs'),
+              ),
+              h(getComponent('DarkModeToggle'), null),
+            ),
+          ),
         ),
+    },
+  };
+}
+
+type ImmutableMap = { set: (key: string, value: unknown) => ImmutableMap };
+type ServersProps = SwaggerProps & {
+  specSelectors: { servers: () => { size: number } | undefined };
+  oas3Selectors: { selectedServer: () => unknown; serverVariableValue: unknown; serverEffectiveValue: unknown };
+  oas3Actions: { setSelectedServer: unknown; setServerVariableValue: unknown };
+};
+
+/**
+ * A Swagger UI plugin mending what axe-core finds serious or critical in Swagger's own markup (test/e2e/docs-page.test.ts):
+ * the servers list had no label (its title was a <span>), and each operation's path was a link inside the button that opens
+ * it (a control inside a control). The path stays plain text there; deep links (the address naming the open operation) still
+ * work. Sent as source text like the top bar, so it names nothing outside itself.
+ */
+export function labelledControls(system: SwaggerSystem) {
+  const h = system.React.createElement;
+  return {
+    components: {
+      // As Swagger's own container, with the title a <label> of the select Swagger draws with id "servers".
+      ServersContainer: ({ specSelectors, oas3Selectors, oas3Actions, getComponent }: ServersProps) => {
+        const servers = specSelectors.servers();
+        if (servers === undefined || servers.size === 0) return null;
+        return h(
+          'div',
+          null,
+          h('label', { className: 'servers-title', htmlFor: 'servers' }, 'Servers'),
+          h(getComponent('Servers'), {
+            servers,
+            currentServer: oas3Selectors.selectedServer(),
+            setSelectedServer: oas3Actions.setSelectedServer,
+            setServerVariableValue: oas3Actions.setServerVariableValue,
+            getServerVariable: oas3Selectors.serverVariableValue,
+            getEffectiveServerValue: oas3Selectors.serverEffectiveValue,
+          }),
+        );
+      },
+    },
+    wrapComponents: {
+      OperationSummaryPath:
+        (Original: unknown) =>
+        (props: { operationProps: ImmutableMap }) =>
+          h(Original, { ...props, operationProps: props.operationProps.set('isDeepLinkingEnabled', false) }),
     },
   };
 }
@@ -36,11 +99,16 @@ export function wordmarkInTopBar(system: SwaggerSystem) {
 export const docsLook = {
   // null, not undefined: undefined makes the plugin swap Swagger's logo in after the first render, as an <img> with no alt.
   logo: null as never,
-  theme: { title: DOCS_TITLE, css: [{ filename: DOCS_STYLESHEET_URL.split('/').pop()!, content: STYLESHEET }] },
-  plugins: [wordmarkInTopBar],
+  theme: {
+    title: DOCS_TITLE,
+    css: [{ filename: DOCS_STYLESHEET_URL.split('/').pop()!, content: STYLESHEET }],
+    // In place of Swagger's two PNGs: the plugin links only these when any are given.
+    favicon: [{ filename: DOCS_ICON_URL.split('/').pop()!, rel: 'icon', type: ICON_TYPE, sizes: 'any', content: ICON }],
+  },
+  plugins: [ourTopBar, labelledControls],
 };
 
-/** The wordmark, beside the theme's stylesheet: @fastify/swagger-ui's theme serves CSS, scripts and favicons only. */
+/** The wordmark, beside the theme's stylesheet and icon: @fastify/swagger-ui's theme serves CSS, scripts and favicons only. */
 export function serveWordmark(docs: FastifyInstance): void {
   docs.get(DOCS_WORDMARK_URL, { schema: { hide: true } }, (_request, reply) => reply.type(WORDMARK_TYPE).send(WORDMARK));
 }

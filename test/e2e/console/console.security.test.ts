@@ -1,8 +1,10 @@
 // Who must not get into the console, doesn't: no session, a page of another site, a revoked token, the public port; and what
 // is shown once (a key, a webhook secret) is never shown, logged or recorded again. Plain HTTP as a browser sends it.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { call } from '../../support/http.ts';
-import { cliOk } from '../../support/server-process.ts';
+import { cliOk, REPO_ROOT } from '../../support/server-process.ts';
 import { bearer, ENGINES, expectData, makeAdminToken } from '../admin/admin-support.ts';
 import { consoleRequest, csrfOf, signIn, startConsoleServer, type ConsoleServer } from './console-support.ts';
 
@@ -168,7 +170,14 @@ for (const engine of ENGINES) {
         assert.doesNotMatch(answer.html, /\son[a-z]+\s*=/i, `${path}: an inline event handler`);
         assert.doesNotMatch(answer.html, /\sstyle\s*=|<style/i, `${path}: an inline style`);
         assert.doesNotMatch(answer.html, /(src|href|action)="(https?:)?\/\//i, `${path}: something from another host`);
+        assert.match(answer.html, /<link rel="icon" type="image\/svg\+xml" href="\/console\/assets\/icon\.svg\?v=[\w-]+">/, `${path}: not the shared icon`);
       }
+      // The tab's icon is the one /docs shows too (src/page-style/), from the console's own files.
+      const iconUrl = /<link rel="icon" [^>]*href="([^"]+)">/.exec(signInPage.html)![1]!;
+      const icon = await fetch(`${server.origin}${iconUrl}`);
+      assert.equal(icon.status, 200);
+      assert.equal(icon.headers.get('content-type'), 'image/svg+xml');
+      assert.deepEqual(Buffer.from(await icon.arrayBuffer()), readFileSync(join(REPO_ROOT, 'src/page-style/icon.svg')));
       await server.call('DELETE', `/webhooks/${endpoint.endpoint_id}`);
     });
 
