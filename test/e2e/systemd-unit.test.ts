@@ -94,6 +94,11 @@ nodeTest.describe('what the unit promises', () => {
     assert.equal(`/var/lib/${one('StateDirectory')}`, writable, 'StateDirectory= creates the writable directory for the service user');
   });
 
+  nodeTest.test("keeps Node's compile cache in a cache directory of its own, not in the read-only checkout or the shared /tmp", () => {
+    assert.equal(unitEnvironment().NODE_COMPILE_CACHE, `/var/cache/${one('CacheDirectory')}`, 'CacheDirectory= creates the directory NODE_COMPILE_CACHE names');
+    assert.equal(one('CacheDirectoryMode'), '0700');
+  });
+
   nodeTest.test('is hardened, short of what Node cannot run under', () => {
     for (const [key, value] of [
       ['NoNewPrivileges', 'yes'],
