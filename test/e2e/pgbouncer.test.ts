@@ -1,6 +1,7 @@
 // Every connection through PgBouncer in transaction pooling mode: the service must be told (PG_POOLER=transaction), its
 // statement timeout still fires, and the suites of the API, admin API, webhooks, idempotency and revocation across two
-// instances pass through it unchanged (rerun here with their databases behind this PgBouncer: support/through-pooler.ts).
+// instances pass through it unchanged (rerun here with their databases behind this PgBouncer: support/through-pooler.ts; all
+// of them with PGBOUNCER_RERUNS=all, `npm run test:deployments`; the first alone in `npm test`).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -15,8 +16,11 @@ import { createAccount, createWorkspace, expectStartFailure, REPO_ROOT, startSer
 const skip = (await postgresSkipReason()) ?? pgbouncerSkipReason() ?? (await redisSkipReason());
 const { after, before, describe, test } = requiring(skip);
 
-/** The suites rerun through PgBouncer, and which of their cases (the PostgreSQL ones: the SQLite ones never meet it). */
-const SUITES: readonly { readonly file: string; readonly covers: string; readonly only?: string }[] = [
+/**
+ * The suites rerun through PgBouncer, and which of their cases (the PostgreSQL ones: the SQLite ones never meet it). `npm test`
+ * reruns the first, its short form; `npm run test:deployments` (PGBOUNCER_RERUNS=all, as .ci/run runs it) reruns them all.
+ */
+const ALL_SUITES: readonly { readonly file: string; readonly covers: string; readonly only?: string }[] = [
   { file: 'test/e2e/scale-out.test.ts', covers: 'the API and revocation across two instances' },
   { file: 'test/e2e/cached-credentials.instances.test.ts', covers: 'credential changes at the next request on every instance' },
   { file: 'test/e2e/admin/keys.instances.test.ts', covers: 'the admin API across two instances' },
@@ -25,6 +29,7 @@ const SUITES: readonly { readonly file: string; readonly covers: string; readonl
   { file: 'test/e2e/idempotency.test.ts', covers: 'Idempotency-Key, on one and on two instances', only: 'PostgreSQL' },
   { file: 'test/e2e/webhooks.test.ts', covers: 'webhooks delivered by two instances', only: 'PostgreSQL' },
 ];
+const SUITES = process.env.PGBOUNCER_RERUNS === 'all' ? ALL_SUITES : ALL_SUITES.slice(0, 1);
 
 interface SuiteRun {
   readonly code: number | null;
