@@ -1,14 +1,15 @@
 // What an operator's maintenance on the PostgreSQL server looks like to callers: a database closed to connections
 // (ALLOW_CONNECTIONS false) and a database that has turned read-only (a standby the connection string still names after a
 // failover, or default_transaction_read_only) are both 503 store_unavailable with Retry-After, never a 500; nothing is written
-// while they last, and service comes back by itself once they end.
+// while they last, and service comes back by itself once they end. A server started on a read-only database cannot migrate:
+// it stops, saying so, rather than waiting for ever as if the database were unreachable.
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { eventually } from '../support/eventually.ts';
 import { call, failureMessage, type CallResult } from '../support/http.ts';
 import { ADMIN_URL, createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { requiring } from '../support/requiring.ts';
-import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
+import { createAccount, createWorkspace, expectStartFailure, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 const skip = await postgresSkipReason();
 const { after, before, describe, test } = requiring(skip);
@@ -88,5 +89,19 @@ describe('PostgreSQL under maintenance', () => {
       (answer) => answer.status === 200,
     );
     assert.equal(written.body.data.timezone, 'Asia/Tokyo', written.text);
+  });
+
+  test('a server started on a read-only database stops with status 1, saying to point DATABASE_URL at the primary', async () => {
+    const another = createWorkspace({ DATABASE_URL: database.url, PG_CONNECT_TIMEOUT_MS: '2000' });
+    await asOperator(`ALTER DATABASE ${database.name} SET default_transaction_read_only = on`);
+    try {
+      const output = await expectStartFailure(another);
+      assert.match(output, /The database is read-only .*point DATABASE_URL at the primary/, output);
+      assert.doesNotMatch(output, /Waiting for PostgreSQL/, 'it waited as for an unreachable database');
+    } finally {
+      await asOperator(`ALTER DATABASE ${database.name} RESET default_transaction_read_only`);
+      another.cleanup();
+    }
+    assert.equal((await call('GET', `${server.api}/user`, { auth: alice })).status, 200, 'the running server was not affected');
   });
 });

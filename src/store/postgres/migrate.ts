@@ -6,6 +6,9 @@ import { ConfigError } from '../../config.ts';
 import { sqlState, translatePgError } from './pg-errors.ts';
 import { pgDriver } from './pg-driver.ts';
 
+/** read_only_sql_transaction: this server takes no writes. */
+const READ_ONLY_TRANSACTION = '25006';
+
 /** The same in every build; pg_locks lists it (advisory) while a migration runs. */
 export const MIGRATION_LOCK_KEY = '7263017455301265218';
 
@@ -73,6 +76,14 @@ export async function applyMigrations(
     if (settle !== undefined) await underLock(client, () => settle(client));
     return { applied: newlyApplied, current: migrations.at(-1)?.version ?? 0 };
   } catch (error) {
+    // A request that meets a read-only server is a 503 to retry (a failover under way); a start that meets one cannot
+    // migrate, and waiting is no cure when the address names a standby: said as the configuration mistake it usually is.
+    if (sqlState(error) === READ_ONLY_TRANSACTION) {
+      throw new ConfigError(
+        'The database is read-only (a standby, or default_transaction_read_only is on), and account-api checks and applies ' +
+          'its migrations at start: point DATABASE_URL at the primary.',
+      );
+    }
     throw translatePgError(error);
   } finally {
     // Ending the session releases any lock it still held.
