@@ -94,9 +94,10 @@ nodeTest.describe('what the unit promises', () => {
     assert.equal(`/var/lib/${one('StateDirectory')}`, writable, 'StateDirectory= creates the writable directory for the service user');
   });
 
-  nodeTest.test("keeps Node's compile cache in a cache directory of its own, not in the read-only checkout or the shared /tmp", () => {
-    assert.equal(unitEnvironment().NODE_COMPILE_CACHE, `/var/cache/${one('CacheDirectory')}`, 'CacheDirectory= creates the directory NODE_COMPILE_CACHE names');
-    assert.equal(one('CacheDirectoryMode'), '0700');
+  nodeTest.test('gives the service no compile cache it could write: cached code there would run at every later start', () => {
+    assert.equal(unitEnvironment().NODE_COMPILE_CACHE, undefined);
+    assert.ok(!SERVICE.has('CacheDirectory'), 'a CacheDirectory= is writable by the service');
+    assert.equal(one('ProtectSystem'), 'strict', 'the checkout, and its node_modules/.cache, read-only to the service');
   });
 
   nodeTest.test('is hardened, short of what Node cannot run under', () => {
