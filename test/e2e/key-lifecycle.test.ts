@@ -4,7 +4,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HANG_MS } from '../support/eventually.ts';
+import { eventually, HANG_MS } from '../support/eventually.ts';
 import { call, failureMessage, type CallResult } from '../support/http.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { requiring } from '../support/requiring.ts';
@@ -190,7 +190,12 @@ for (const engine of ENGINES) {
         const warned = Date.parse(result.headers.get(EXPIRES_HEADER) ?? '');
         assert.ok(Math.abs(warned - (Date.now() + 86_400_000)) < 60_000, `the old key should say it expires in 24 h: ${result.headers.get(EXPIRES_HEADER)}`);
       }
-      const keys = await keysJson('roller');
+      // A last use is written in batches, a moment after the answer (TOUCH_BATCH_MS): waited for, not raced.
+      const keys = await eventually(
+        "the old key's last use in keys list",
+        () => keysJson('roller'),
+        (listed) => typeof listed.find((k) => k.key_id === oldId)?.last_used_at === 'string',
+      );
       const old = keys.find((k) => k.key_id === oldId)!;
       const next = keys.find((k) => k.key_id === keyIdOf(successor.key))!;
       assert.equal(old.rolled_into, next.key_id, 'keys list should show which key rolled into which');
