@@ -3,11 +3,8 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import { assertNotNewer, loadMigrations, migrationStatements, type Migration } from '../migrations.ts';
 import { ConfigError } from '../../config.ts';
-import { sqlState, translatePgError } from './pg-errors.ts';
+import { READ_ONLY_TRANSACTION, sqlState, translatePgError } from './pg-errors.ts';
 import { pgDriver } from './pg-driver.ts';
-
-/** read_only_sql_transaction: this server takes no writes. */
-const READ_ONLY_TRANSACTION = '25006';
 
 /** The same in every build; pg_locks lists it (advisory) while a migration runs. */
 export const MIGRATION_LOCK_KEY = '7263017455301265218';

@@ -15,13 +15,16 @@ const SOCKET_CODES = new Set([
   'ENOTFOUND',
 ]);
 
+/** read_only_sql_transaction: a write reached a server that takes none (a standby a failover left the address naming). */
+export const READ_ONLY_TRANSACTION = '25006';
+
 /** Outside class 08, still "this connection is gone or could not be had". */
 const UNAVAILABLE_SQLSTATES = new Set([
   '57P01', // admin_shutdown: the server is stopping, or pg_terminate_backend
   '57P02', // crash_shutdown: another backend crashed and the server is resetting
   '57P03', // cannot_connect_now: the server is starting up or shutting down
   '53300', // too_many_connections
-  '25006', // read_only_sql_transaction: a write reached a standby (a failover the connection string has not followed yet)
+  READ_ONLY_TRANSACTION,
 ]);
 
 /** PostgreSQL's "database is busy", as SQLITE_BUSY is SQLite's. */
