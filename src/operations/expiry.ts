@@ -43,6 +43,12 @@ export function parseExpiry(text: string, now: number, field = 'expires_at'): Da
       { field },
     );
   }
+  // Date.parse moves a day the month lacks (2027-02-30) on to the next month: a typo would quietly become another date.
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const calendar = new Date(Date.UTC(year, month - 1, day));
+  if (calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) {
+    throw new DomainError('invalid', 'invalid_expiry', `'${text}' is not a day of the calendar: ${text.slice(0, 7)} has no day ${day}.`, { field });
+  }
   return checkExpiry(new Date(at), now, field);
 }
 

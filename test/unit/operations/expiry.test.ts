@@ -36,3 +36,11 @@ test('an instant is ISO 8601 with a zone, or a date alone (midnight UTC), in the
   assert.throws(() => parseExpiry('2026-11-23T12:00:00Z', NOW), /in the past/, 'now itself is not in the future');
   assert.throws(() => parseExpiry('2036-11-24T12:00:00Z', NOW), /more than 10 years/);
 });
+
+test('a day the month lacks is refused, not moved on to the next month as Date.parse would', () => {
+  for (const bad of ['2027-02-29', '2027-02-30', '2027-04-31', '2027-04-31T10:00:00Z', '2027-06-00']) {
+    assert.throws(() => parseExpiry(bad, NOW), code('invalid_expiry'), `'${bad}' was accepted`);
+  }
+  assert.throws(() => parseExpiry('2027-02-30', NOW), /not a day of the calendar/);
+  assert.equal(parseExpiry('2028-02-29', NOW).toISOString(), '2028-02-29T00:00:00.000Z', 'a leap day is a day');
+});
