@@ -7,6 +7,7 @@ import { mapError } from '../http/failures/map-error.ts';
 import { adminTokenProof } from '../admin/admin-auth.ts';
 import type { ConsoleOptions, ConsolePageDependencies } from './page-dependencies.ts';
 import { consoleAssets } from './assets.ts';
+import { failurePage } from './failure-pages.ts';
 import { accountPages } from './pages/accounts.ts';
 import { auditPages } from './pages/audit.ts';
 import { keyPages } from './pages/keys.ts';
@@ -59,12 +60,13 @@ export async function operatorConsole(app: FastifyInstance, options: ConsoleOpti
     const message = mapped.messages[0];
     reply.failure = { code: message?.code ?? 'unknown', fault: mapped.statusCode >= 500 };
     reply.headers(mapped.headers);
-    return views.send(request, reply, 'error', { title: 'Something went wrong', section: null, status: mapped.statusCode, message }, mapped.statusCode);
+    const page = failurePage(message?.code ?? 'unknown', mapped.statusCode, request.params);
+    return views.send(request, reply, 'error', { ...page, section: null, status: mapped.statusCode, message }, mapped.statusCode);
   });
   app.setNotFoundHandler((request, reply) => {
     reply.failure = { code: 'not_found', fault: false };
     return views.send(request, reply, 'error', {
-      title: 'Not found',
+      ...failurePage('not_found', 404, null),
       section: null,
       status: 404,
       message: { code: 'not_found', message: 'There is no console page at this address.' },

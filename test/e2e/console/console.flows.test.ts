@@ -446,7 +446,7 @@ for (const engine of ENGINES) {
       await page.waitForURL(/notice=deleted/);
       assert.equal((await server.call('GET', '/accounts/bob')).status, 404);
       await page.goto(`${server.origin}/console/accounts/bob`);
-      assert.equal(await heading(), 'Something went wrong');
+      assert.equal(await heading(), 'No such account');
       await accessible('error');
     });
 
