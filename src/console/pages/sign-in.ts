@@ -24,14 +24,22 @@ function refusalText(error: HttpError): string {
   }
 }
 
+/** A configured span in words: whole hours as hours, else minutes (CONSOLE_IDLE_MINUTES is set in minutes). */
+function spanText(ms: number): string {
+  const [count, unit] = ms % 3_600_000 === 0 ? [ms / 3_600_000, 'hour'] : [Math.round(ms / 60_000), 'minute'];
+  return `${count} ${unit}${count === 1 ? '' : 's'}`;
+}
+
 export async function signInPages(app: FastifyInstance, options: SignInDependencies): Promise<void> {
   const { views, consoleSessions, proof } = options;
+  // The lifetimes this server was configured with (CONSOLE_IDLE_MINUTES, CONSOLE_MAX_HOURS), said on the page, not guessed at.
+  const lifetimes = { idle: spanText(options.sessions.idleMs), max: spanText(options.sessions.maxMs) };
 
   app.get('/', (_request, reply) => reply.redirect('/console/accounts', 303));
 
   app.get('/sign-in', async (request, reply) => {
     if ((await consoleSessions.find(request, reply)) !== null) return reply.redirect('/console/accounts', 303);
-    return views.send(request, reply, 'sign-in', { title: 'Sign in', section: null, error: null });
+    return views.send(request, reply, 'sign-in', { title: 'Sign in', section: null, error: null, lifetimes });
   });
 
   app.post('/sign-in', async (request, reply) => {
@@ -48,7 +56,7 @@ export async function signInPages(app: FastifyInstance, options: SignInDependenc
       // Retry-After on a 429; not the 401's WWW-Authenticate, which names the API's Bearer scheme, not this form.
       if (error.statusCode === 429) reply.headers(error.headers);
       reply.failure = { code: error.code, fault: false };
-      return views.send(request, reply, 'sign-in', { title: 'Sign in', section: null, error: refusalText(error) }, error.statusCode);
+      return views.send(request, reply, 'sign-in', { title: 'Sign in', section: null, error: refusalText(error), lifetimes }, error.statusCode);
     }
     await consoleSessions.begin(reply, request, tokenId);
     request.log.info({ tokenId }, 'console sign-in');
