@@ -4,6 +4,7 @@ import { Eta } from 'eta';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ASSET_URLS } from './assets.ts';
+import { timeElement, valueElement } from './times.ts';
 
 const VIEWS = join(dirname(fileURLToPath(import.meta.url)), 'views');
 
@@ -43,6 +44,9 @@ export class ConsoleViews {
     const html = this.#eta.render(template, {
       ...data,
       assets: ASSET_URLS,
+      // Every instant a page shows goes through these (<%~ it.time(...) %>): a readable text, the exact instant kept.
+      time: timeElement,
+      value: valueElement,
       signedIn: request.consoleSession !== null,
       csrf: request.consoleSession?.csrfToken ?? '',
       notice: data.notice ?? noticeOf(request),

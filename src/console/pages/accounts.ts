@@ -3,13 +3,16 @@
 import type { FastifyInstance } from 'fastify';
 import { keyState } from '../../domain/api-keys.ts';
 import { changeAccount, createAccount, deleteAccount, findAccount, pageAccounts } from '../../operations/accounts.ts';
+import { MAX_LIFETIME_MS } from '../../operations/expiry.ts';
 import { listKeys } from '../../operations/keys.ts';
+import { utcDay } from '../../domain/key-usage.ts';
 import { accountJson, keyJson } from '../../operations/representations.ts';
 import { decodeCursor, nextCursor } from '../../admin/paging.ts';
 import { consoleActor, type ConsolePageDependencies } from '../page-dependencies.ts';
 import { field, optionalField, segment } from '../forms.ts';
 
 const PAGE_SIZE = 25;
+const DAY_MS = 86_400_000;
 
 /** A checkbox sends its value when ticked and nothing when not; the hidden `premium_shown` says the box was on the form. */
 function premiumOf(body: unknown): boolean | undefined {
@@ -57,6 +60,8 @@ export async function accountPages(app: FastifyInstance, options: ConsolePageDep
       account: accountJson(account),
       keys,
       zones: timezones.zones,
+      // The dates the "Expires on" field offers: a date is its day's 00:00 UTC, which must be after now and within 10 years.
+      expiryDates: { min: utcDay(now + DAY_MS), max: utcDay(now + MAX_LIFETIME_MS) },
     });
   });
 

@@ -24,6 +24,17 @@ function usageDays(usage: KeyUsage, now: number) {
   });
 }
 
+/**
+ * A key's last use as its page shows it: the later of the key's stamp (written at its first use in each KEY_TOUCH_INTERVAL_MS)
+ * and its newest address (written every KEY_USAGE_FLUSH_MS, kept KEY_USAGE_RETENTION_DAYS). Two writers on two schedules:
+ * either may be behind the other, and the page must not say "last used" and "never used" at once.
+ */
+function lastUseOf(stamped: string | null, usage: KeyUsage): string | null {
+  const seen = usage.addresses[0]?.lastSeen ?? null;
+  if (stamped === null || seen === null) return stamped ?? seen;
+  return Date.parse(seen) > Date.parse(stamped) ? seen : stamped;
+}
+
 export async function keyPages(app: FastifyInstance, options: ConsolePageDependencies): Promise<void> {
   const { store, views, environment } = options;
 
@@ -62,6 +73,7 @@ export async function keyPages(app: FastifyInstance, options: ConsolePageDepende
       title: `Key ${key.keyId}`,
       section: 'accounts',
       key: { ...keyJson(key), state: keyState(key, now) },
+      lastUsed: lastUseOf(key.lastUsedAt, usage),
       days: usageDays(usage, now),
       outcomes: KEY_USAGE_OUTCOMES,
       addresses: usage.addresses,
