@@ -16,6 +16,9 @@ import { startConsoleServer, type ConsoleServer } from './console-support.ts';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const RESULTS = join(REPO_ROOT, 'test-results', 'console');
+// `UPDATE_SCREENSHOTS=1` refreshes the phone pictures docs/console.md shows, as console.flows.test.ts does the others.
+const DOCS_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs', 'console') : null;
+const IN_DOCS = new Set(['phone-account', 'phone-audit']);
 /** An iPhone 12 to 15's CSS width, the review's phone. */
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
@@ -110,8 +113,11 @@ describe('the console on a phone-sized screen', () => {
   }
 
   async function photograph(name: string): Promise<void> {
-    mkdirSync(RESULTS, { recursive: true });
-    await page.screenshot({ path: join(RESULTS, `${name}.png`), fullPage: true, animations: 'disabled' });
+    for (const dir of [RESULTS, IN_DOCS.has(name) ? DOCS_SCREENSHOTS : null]) {
+      if (dir === null) continue;
+      mkdirSync(dir, { recursive: true });
+      await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true, animations: 'disabled' });
+    }
   }
 
   test('at 390 px every page fits the screen: nothing but a table box scrolls sideways, and key ids stay whole', async () => {
@@ -165,7 +171,7 @@ describe('the console on a phone-sized screen', () => {
         assert.ok(time.datetime !== null && !Number.isNaN(Date.parse(time.datetime)), `${name}: a <time> without a valid datetime: ${JSON.stringify(time)}`);
         assert.match(time.datetime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, `${name}: not the exact instant`);
         assert.equal(time.title, time.datetime, `${name}: the tooltip is not the exact instant`);
-        // The text a person reads: that instant's UTC date and minute (docs/console.md, Times).
+        // The text a person reads: that instant's UTC date and minute (docs/console.md, Times), never parted from its zone.
         const instant = new Date(time.datetime);
         const expected = `${instant.toISOString().slice(0, 10)} ${instant.toISOString().slice(11, 16)} UTC`;
         assert.equal(time.text?.trim(), expected, `${name}: a <time> reads ${time.text}`);
