@@ -2,7 +2,8 @@
 // (cookies, forms, Origin), for the tests that need no browser.
 import assert from 'node:assert/strict';
 import type { TestDatabase } from '../../support/postgres.ts';
-import { adminUrlOf, startAdminServer, type AdminServer } from '../admin/admin-support.ts';
+import type { Suite } from '../../support/requiring.ts';
+import { adminUrlOf, ENGINES, startAdminServer, type AdminServer } from '../admin/admin-support.ts';
 
 export interface ConsoleServer extends AdminServer {
   /** `http://127.0.0.1:PORT`: the admin listener's origin, as a browser there sends it in Origin. */
@@ -56,4 +57,42 @@ export function csrfOf(html: string): string {
   const found = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
   assert.ok(found !== undefined, `the page has no form proof:\n${html.slice(0, 800)}`);
   return found;
+}
+
+export interface SignedInConsole {
+  readonly suite: Suite;
+  readonly server: () => ConsoleServer;
+  /** The Cookie header of a session signed in with the server's token. */
+  readonly cookie: () => string;
+}
+
+/**
+ * Runs `define` once per engine, with a console server started before its tests (seeded by `seed`, then signed in to) and
+ * stopped after them.
+ */
+export function onEveryEngineSignedIn(
+  title: string,
+  define: (context: SignedInConsole) => void,
+  options: { env?: NodeJS.ProcessEnv; seed?: (server: ConsoleServer) => Promise<void> } = {},
+): void {
+  for (const engine of ENGINES) {
+    const { describe, before, after } = engine.suite;
+    describe(`${title} (${engine.name})`, () => {
+      let server: ConsoleServer;
+      let cookie = '';
+      let drop: () => Promise<void> = async () => {};
+      before(async () => {
+        const made = await engine.database();
+        drop = made.drop;
+        server = await startConsoleServer(made.database, options.env);
+        await options.seed?.(server);
+        cookie = await signIn(server);
+      });
+      after(async () => {
+        await server?.stop();
+        await drop();
+      });
+      define({ suite: engine.suite, server: () => server, cookie: () => cookie });
+    });
+  }
 }
