@@ -7,6 +7,7 @@ import { authenticator } from './http/auth/authenticate.ts';
 import type { KeyUsageCounter } from './http/observability/key-usage.ts';
 import type { AuthenticationStep } from './http/pipeline.ts';
 import { buildPort } from './http/port.ts';
+import { idempotentWrites } from './http/writes/idempotency.ts';
 import { helloRoutes } from './routes/v0/hello.ts';
 import { settingsRoutes } from './routes/v0/settings.ts';
 import { userRoutes } from './routes/v0/user.ts';
@@ -57,6 +58,8 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
   const keyCharge = { touchIntervalMs: config.keyTouchIntervalMs, versionLifetimeMs: cachesCredentials ? versionLifetimeMs(config.credentialCacheMaxAgeMs) : 0 };
   // What the routes change, they change through this: every credential change is announced to the other instances' caches.
   const changes = storeAnnouncingTo(store, redis === null ? null : announcerOver(redis, config), config);
+  // One per app for POST /user and /settings: its unreleased keys (unreleased-keys.ts) are this app's.
+  const accountWrites = idempotentWrites({ store: changes });
   // The port itself, as the admin port's: src/http/port.ts. Every per-request step is in src/http/pipeline.ts.
   const app = buildPort({
     config,
@@ -87,6 +90,7 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
     tracing,
     keyUsage,
   });
+  app.addHook('onClose', async () => accountWrites.close());
   // After the pipeline, so that GET /metrics gets its facts (never counted, never shed) like every other route.
   app.register(metricsEndpoint, { metrics, token: config.metrics.token });
 
@@ -97,8 +101,8 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
     async (v0) => {
       v0.register(openApiRoutes);
       v0.register(helloRoutes);
-      v0.register(settingsRoutes, { store: changes, timezones });
-      v0.register(userRoutes, { store: changes, apiPrefix: config.apiPrefix });
+      v0.register(settingsRoutes, { store: changes, timezones, idempotency: accountWrites });
+      v0.register(userRoutes, { store: changes, apiPrefix: config.apiPrefix, idempotency: accountWrites });
     },
     { prefix: config.apiPrefix },
   );

@@ -34,6 +34,8 @@ const listOf = <T>(hooks: Hooks<T>): T[] => (hooks === undefined ? [] : Array.is
  */
 export function adminIdempotency(admin: FastifyInstance, options: Omit<IdempotentWritesOptions, 'ownerOf' | 'sealing'>): void {
   const idempotency = idempotentWrites({ ...options, ownerOf: (request) => ({ adminTokenId: request.adminTokenId! }), sealing: adminAnswerSealing });
+  // Its unreleased keys (unreleased-keys.ts) stop being retried with the app.
+  admin.addHook('onClose', async () => idempotency.close());
   admin.addHook('onRoute', (route: RouteOptions) => {
     if (!listOf(route.method).some((method) => WRITES.has(method)) || route.config?.adminAccess !== 'token') return;
     route.preHandler = [idempotency.claim, ...listOf(route.preHandler)];
