@@ -87,6 +87,11 @@ export interface IdempotentWritesOptions {
   readonly ownerOf?: (request: FastifyRequest) => IdempotencyOwner;
   readonly leaseMs?: number;
   readonly ttlMs?: number;
+  /**
+   * Before a kept 2xx is replayed: announces again the change it answered (credential-versions.ts), whose first announcement
+   * may never have been made (the reply lost after the commit, or Redis down then). Rejects to fail the replay.
+   */
+  readonly beforeReplay?: (request: FastifyRequest, answer: StoredAnswer) => Promise<void>;
 }
 
 export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWrites {
@@ -119,6 +124,7 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
       if (outcome.fingerprint !== fingerprint) throw keyReused();
       if (outcome.state === 'in_progress') throw idempotencyKeyInUse();
       const body = options.sealing === undefined ? outcome.answer.body : options.sealing.open(request, key, outcome.answer.body);
+      if (outcome.answer.status < 300) await options.beforeReplay?.(request, { ...outcome.answer, body });
       return reply.code(outcome.answer.status).headers(outcome.answer.headers).header('Idempotent-Replayed', 'true').send(Buffer.from(body));
     },
 
