@@ -9,6 +9,7 @@ import { call, failureMessage, type CallResult } from '../support/http.ts';
 import { ADMIN_URL, createTestDatabase, postgresSkipReason, type TestDatabase } from '../support/postgres.ts';
 import { privatePostgres, privatePostgresSkipReason, type PrivatePostgres } from '../support/private-postgres.ts';
 import { requiring } from '../support/requiring.ts';
+import { adminUrlOf, bearer, makeAdminToken } from './admin/admin-support.ts';
 import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 
 const postgresSkip = await postgresSkipReason();
@@ -38,14 +39,14 @@ async function holdAccountRow(url: string, username: string): Promise<pg.Client>
   return blocker;
 }
 
-/** Waits until the key's claim is in the table: the request holding it is past its claim and waiting on the row. */
-async function claimed(url: string, key: string): Promise<void> {
+/** Waits until the key's claim is in `table`: the request holding it is past its claim and waiting on the row. */
+async function claimed(url: string, key: string, table = 'idempotency_keys'): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     await eventually(
       'the request to claim its key',
-      async () => (await client.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key])).rows[0].n,
+      async () => (await client.query(`SELECT count(*)::int AS n FROM ${table} WHERE key = $1`, [key])).rows[0].n,
       (n) => n === 1,
       { everyMs: 20 },
     );
@@ -66,12 +67,14 @@ function describeStopped(): void {
     let one: ServerProcess;
     let two: ServerProcess;
     let alice: Account;
+    let adminToken: string;
 
     before(async () => {
       engine = await privatePostgres();
-      workspace = createWorkspace({ DATABASE_URL: engine.url, PG_CONNECT_TIMEOUT_MS: '1000' });
+      workspace = createWorkspace({ DATABASE_URL: engine.url, PG_CONNECT_TIMEOUT_MS: '1000', ADMIN_PORT: '0' });
       [one, two] = await Promise.all([startServer(workspace), startServer(workspace)]);
       alice = await createAccount(workspace, 'alice', { name: 'Alice' });
+      adminToken = await makeAdminToken(workspace);
     });
 
     after(async () => {
@@ -80,11 +83,11 @@ function describeStopped(): void {
       workspace?.cleanup();
     });
 
-    /** A keyed write through `server` that fails with the engine: claimed, then the engine stopped under it, then started. */
-    async function failMidRequest(server: ServerProcess, key: string, name: string): Promise<void> {
+    /** A keyed write (`send`) that fails with the engine: claimed, then the engine stopped under it, then started. */
+    async function failMidRequest(key: string, send: () => Promise<CallResult>, table?: string): Promise<void> {
       const blocker = await holdAccountRow(engine.url, 'alice');
-      const running = postName(server, alice, key, name);
-      await claimed(engine.url, key);
+      const running = send();
+      await claimed(engine.url, key, table);
       engine.stop();
       await blocker.end().catch(() => undefined);
       assertUnavailable(await running, 'the write the engine stopped under');
@@ -93,7 +96,7 @@ function describeStopped(): void {
 
     test('a retry through the same instance runs again at once, not 409 until the lease ends', async () => {
       const key = randomUUID();
-      await failMidRequest(one, key, 'Alice Again');
+      await failMidRequest(key, () => postName(one, alice, key, 'Alice Again'));
       const retry = await eventually('a retry answered by the engine', () => postName(one, alice, key, 'Alice Again'), (answer) => answer.status !== 503);
       assertRanAgain(retry, 'Alice Again', 'the retry through the same instance');
     });
@@ -102,7 +105,7 @@ function describeStopped(): void {
       const key = randomUUID();
       const firstTry = performance.now();
       const released = one.output.length;
-      await failMidRequest(one, key, 'Alice Elsewhere');
+      await failMidRequest(key, () => postName(one, alice, key, 'Alice Elsewhere'));
       // The first instance releases the key by itself once the engine answers: no request needed there.
       await eventually(
         'the first instance to release the key it could not release during the outage',
@@ -113,6 +116,17 @@ function describeStopped(): void {
       assertRanAgain(retry, 'Alice Elsewhere', 'the retry through the other instance');
       // A figure for docs/api.md, not a check (before: 30.3–30.6 s, the lease).
       console.log(`acknowledged through the other instance ${((performance.now() - firstTry) / 1000).toFixed(1)} s after the first try`);
+    });
+
+    test("the admin port's keys too: a retry through the same instance runs again at once", async () => {
+      const key = randomUUID();
+      const patch = () =>
+        call('PATCH', `${adminUrlOf(one)}/accounts/alice`, { auth: bearer(adminToken), form: { name: 'Alice Admin' }, headers: { 'idempotency-key': key } });
+      await failMidRequest(key, patch, 'admin_idempotency_keys');
+      const retry = await eventually('a retry answered by the engine', patch, (answer) => answer.status !== 503);
+      assert.equal(retry.status, 200, `the key should have been given up by the 503, got ${retry.status}: ${retry.text}`);
+      assert.equal(retry.headers.get('idempotent-replayed'), null, 'a 503 is never replayed');
+      assert.equal(retry.body.data.name, 'Alice Admin');
     });
   });
 }
