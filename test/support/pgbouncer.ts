@@ -32,7 +32,7 @@ export interface PgBouncerOptions {
 /** The settings of docs/deploy.md's `pgbouncer.ini`, in its order: what every test PgBouncer runs with. */
 export function documentedPgBouncerSettings(): ReadonlyMap<string, string> {
   const doc = readFileSync(join(import.meta.dirname, '../../docs/deploy.md'), 'utf8');
-  const block = /A minimal `pgbouncer\.ini`[^\n]*\n\n```ini\n([\s\S]*?)```/.exec(doc)?.[1];
+  const block = /A minimal `pgbouncer\.ini`[\s\S]*?```ini\n([\s\S]*?)```/.exec(doc)?.[1];
   if (block === undefined) throw new Error("docs/deploy.md has no ```ini block after 'A minimal `pgbouncer.ini`'");
   const section = block.split(/^\[pgbouncer\]$/m)[1];
   if (section === undefined) throw new Error("docs/deploy.md's pgbouncer.ini has no [pgbouncer] section");
