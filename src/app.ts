@@ -1,5 +1,5 @@
 // Builds the Fastify application from plugins and routes; no I/O of its own, so tests can build as many as they like.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from './config.ts';
 import type { TimezoneCatalog } from './domain/timezones.ts';
 import { METRICS_PATH, metricsEndpoint, type Metrics } from './http/observability/metrics.ts';
@@ -7,6 +7,7 @@ import { authenticator } from './http/auth/authenticate.ts';
 import type { KeyUsageCounter } from './http/observability/key-usage.ts';
 import type { AuthenticationStep } from './http/pipeline.ts';
 import { buildPort } from './http/port.ts';
+import { idempotentWrites } from './http/writes/idempotency.ts';
 import { helloRoutes } from './routes/v0/hello.ts';
 import { settingsRoutes } from './routes/v0/settings.ts';
 import { userRoutes } from './routes/v0/user.ts';
@@ -15,7 +16,7 @@ import { openApi } from './http/wire/openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { isCluster, onClusterFailover, pingRedis, type RedisClient } from './store/redis-client.ts';
 import { announcerOver, versionLifetimeMs } from './store/credentials/credential-versions.ts';
-import { storeAnnouncingTo } from './store/credentials/announcing-store.ts';
+import { announcingAgain, storeAnnouncingTo } from './store/credentials/announcing-store.ts';
 import type { Store } from './store/store.ts';
 import type { Tracing } from './tracing/tracing.ts';
 
@@ -56,7 +57,15 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
   const cachesCredentials = redis !== null && config.database.engine === 'postgres' && config.credentialCacheMaxAgeMs > 0 && config.credentialCacheSize > 0;
   const keyCharge = { touchIntervalMs: config.keyTouchIntervalMs, versionLifetimeMs: cachesCredentials ? versionLifetimeMs(config.credentialCacheMaxAgeMs) : 0 };
   // What the routes change, they change through this: every credential change is announced to the other instances' caches.
-  const changes = storeAnnouncingTo(store, redis === null ? null : announcerOver(redis, config), config);
+  const announcer = redis === null ? null : announcerOver(redis, config);
+  const changes = storeAnnouncingTo(store, announcer, config);
+  // One per app for POST /user and /settings: its unreleased keys (unreleased-keys.ts) are this app's. A replayed 200 names
+  // a change to the caller's account (its name or timezone), which cached credentials carry: announced again.
+  const announceAgain = announcingAgain(announcer, config);
+  const accountWrites = idempotentWrites({
+    store: changes,
+    ...(announceAgain === null ? {} : { beforeReplay: (request: FastifyRequest) => announceAgain(request.caller!.username) }),
+  });
   // The port itself, as the admin port's: src/http/port.ts. Every per-request step is in src/http/pipeline.ts.
   const app = buildPort({
     config,
@@ -87,6 +96,7 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
     tracing,
     keyUsage,
   });
+  app.addHook('onClose', async () => accountWrites.close());
   // After the pipeline, so that GET /metrics gets its facts (never counted, never shed) like every other route.
   app.register(metricsEndpoint, { metrics, token: config.metrics.token });
 
@@ -97,8 +107,8 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
     async (v0) => {
       v0.register(openApiRoutes);
       v0.register(helloRoutes);
-      v0.register(settingsRoutes, { store: changes, timezones });
-      v0.register(userRoutes, { store: changes, apiPrefix: config.apiPrefix });
+      v0.register(settingsRoutes, { store: changes, timezones, idempotency: accountWrites });
+      v0.register(userRoutes, { store: changes, apiPrefix: config.apiPrefix, idempotency: accountWrites });
     },
     { prefix: config.apiPrefix },
   );

@@ -32,8 +32,11 @@ const listOf = <T>(hooks: Hooks<T>): T[] => (hooks === undefined ? [] : Array.is
  * preHandlers, so a replay runs nothing of the route) and its settling (last of its onSend hooks, so the answer kept is the
  * one sent), and documents the header and its 409 and 422 on each.
  */
-export function adminIdempotency(admin: FastifyInstance, options: Omit<IdempotentWritesOptions, 'ownerOf' | 'sealing'>): void {
+export function adminIdempotency(admin: FastifyInstance, options: Omit<IdempotentWritesOptions, 'ownerOf' | 'sealing' | 'beforeReplay'>): void {
   const idempotency = idempotentWrites({ ...options, ownerOf: (request) => ({ adminTokenId: request.adminTokenId! }), sealing: adminAnswerSealing });
+  // Its unreleased keys (unreleased-keys.ts) stop being retried with the app. No replay announces anything here: an admin
+  // write's answer is kept only once sent, after its change was announced (unlike POST /user's, kept with its commit).
+  admin.addHook('onClose', async () => idempotency.close());
   admin.addHook('onRoute', (route: RouteOptions) => {
     if (!listOf(route.method).some((method) => WRITES.has(method)) || route.config?.adminAccess !== 'token') return;
     route.preHandler = [idempotency.claim, ...listOf(route.preHandler)];

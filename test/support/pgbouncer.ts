@@ -23,8 +23,43 @@ export interface PgBouncer {
 }
 
 export interface PgBouncerOptions {
-  /** Server connections per database and role (PgBouncer's default_pool_size); 20 unless told. */
+  /** Server connections per database and role (PgBouncer's default_pool_size); the documented file's unless told. */
   readonly poolSize?: number;
+  /** Where the databases are (host and port); the test PostgreSQL's unless told (a private one a test may restart). */
+  readonly server?: { readonly host: string; readonly port: number; readonly user: string };
+}
+
+/** The settings of docs/deploy.md's `pgbouncer.ini`, in its order: what every test PgBouncer runs with. */
+export function documentedPgBouncerSettings(): ReadonlyMap<string, string> {
+  const doc = readFileSync(join(import.meta.dirname, '../../docs/deploy.md'), 'utf8');
+  const block = /A minimal `pgbouncer\.ini`[\s\S]*?```ini\n([\s\S]*?)```/.exec(doc)?.[1];
+  if (block === undefined) throw new Error("docs/deploy.md has no ```ini block after 'A minimal `pgbouncer.ini`'");
+  const section = block.split(/^\[pgbouncer\]$/m)[1];
+  if (section === undefined) throw new Error("docs/deploy.md's pgbouncer.ini has no [pgbouncer] section");
+  return new Map(
+    section
+      .split('\n')
+      .map((line) => /^\s*([a-z_]+)\s*=\s*(.*?)\s*$/.exec(line))
+      .filter((match) => match !== null)
+      .map((match) => [match[1]!, match[2]!]),
+  );
+}
+
+/**
+ * What this machine changes in the documented file, and why: its own address and a free port, no Unix socket, no
+ * passwords asked of the tests (trust), the tests' role as admin, a log of its own. Everything else is the document's.
+ */
+function localSettings(port: number, dir: string, user: string, poolSize: number | undefined): Record<string, string> {
+  return {
+    listen_addr: '127.0.0.1',
+    listen_port: String(port),
+    unix_socket_dir: '',
+    auth_type: 'trust',
+    auth_file: join(dir, 'users.txt'),
+    admin_users: user,
+    logfile: join(dir, 'pgbouncer.log'),
+    ...(poolSize === undefined ? {} : { default_pool_size: String(poolSize) }),
+  };
 }
 
 /**
@@ -60,30 +95,28 @@ function accepting(port: number): Promise<boolean> {
   });
 }
 
-/** Starts PgBouncer in transaction pooling mode on a free port, every database forwarded to the test PostgreSQL. */
+/**
+ * Starts PgBouncer with docs/deploy.md's settings (transaction pooling) on a free port, every database forwarded to the test
+ * PostgreSQL (or `options.server`).
+ */
 export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<PgBouncer> {
   const admin = new URL(ADMIN_URL);
   const user = decodeURIComponent(admin.username) || 'root';
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'account-api-pgbouncer-'));
   // trust: PgBouncer asks the client for nothing, but logs in to PostgreSQL with the password listed here (if any).
-  writeFileSync(join(dir, 'users.txt'), `${quoted(user)} ${quoted(decodeURIComponent(admin.password))}\n`);
+  const users = [`${quoted(user)} ${quoted(decodeURIComponent(admin.password))}`];
+  if (options.server !== undefined) users.push(`${quoted(options.server.user)} ""`);
+  writeFileSync(join(dir, 'users.txt'), `${users.join('\n')}\n`);
+  const server = options.server ?? { host: admin.hostname.replace(/^\[|\]$/g, ''), port: Number(admin.port || '5432'), user };
+  const settings = { ...Object.fromEntries(documentedPgBouncerSettings()), ...localSettings(port, dir, user, options.poolSize) };
   writeFileSync(
     join(dir, 'pgbouncer.ini'),
     [
       '[databases]',
-      `* = host=${admin.hostname.replace(/^\[|\]$/g, '')} port=${admin.port || '5432'}`,
+      `* = host=${server.host} port=${server.port}`,
       '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${join(dir, 'users.txt')}`,
-      `admin_users = ${user}`,
-      'pool_mode = transaction',
-      `default_pool_size = ${options.poolSize ?? 20}`,
-      'max_client_conn = 500',
-      `logfile = ${join(dir, 'pgbouncer.log')}`,
+      ...Object.entries(settings).map(([name, value]) => `${name} = ${value}`),
       '',
     ].join('\n'),
   );

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { idempotencyKeyInUse } from '../../store/store-errors.ts';
 import type { HeldIdempotencyKey, IdempotencyOwner, IdempotencyStore, StoredAnswer } from '../../store/store.ts';
 import { HttpError } from '../failures/http-error.ts';
+import { unreleasedKeys } from './unreleased-keys.ts';
 
 /** The same key within it gets the first answer again. */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -67,6 +68,8 @@ export interface IdempotentWrites {
   completed(request: FastifyRequest): void;
   /** onSend: keeps an answer the write did not record (400, 412...), or gives the key up (5xx), so a retry behaves. */
   settle(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown>;
+  /** onClose: stops retrying the releases the store refused (their leases free them). */
+  close(): void;
 }
 
 /** Sealed before storing, opened before replaying: kept bodies are unreadable at rest. */
@@ -84,6 +87,11 @@ export interface IdempotentWritesOptions {
   readonly ownerOf?: (request: FastifyRequest) => IdempotencyOwner;
   readonly leaseMs?: number;
   readonly ttlMs?: number;
+  /**
+   * Before a kept 2xx is replayed: announces again the change it answered (credential-versions.ts), whose first announcement
+   * may never have been made (the reply lost after the commit, or Redis down then). Rejects to fail the replay.
+   */
+  readonly beforeReplay?: (request: FastifyRequest, answer: StoredAnswer) => Promise<void>;
 }
 
 export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWrites {
@@ -92,7 +100,8 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
   const ttlMs = options.ttlMs ?? IDEMPOTENCY_KEY_TTL_MS;
   const ownerOf = options.ownerOf ?? ((request: FastifyRequest): IdempotencyOwner => ({ accountId: request.caller!.id }));
   // Per app, never per process.
-  const holding = new WeakMap<FastifyRequest, HeldIdempotencyKey>();
+  const holding = new WeakMap<FastifyRequest, HeldIdempotencyKey & { readonly claimedAt: number }>();
+  const unreleased = unreleasedKeys(store);
 
   return {
     async claim(request, reply) {
@@ -101,14 +110,21 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
       if (typeof key !== 'string' || !VALID_KEY.test(key)) throw invalidKey();
       const held: HeldIdempotencyKey = { ...ownerOf(request), key, token: randomUUID() };
       const fingerprint = fingerprintOf(request);
-      const outcome = await store.claimIdempotencyKey({ ...held, fingerprint, leaseMs, ttlMs });
+      const claimedAt = Date.now();
+      let outcome = await store.claimIdempotencyKey({ ...held, fingerprint, leaseMs, ttlMs });
+      // Held by this instance's own earlier request, answered 5xx when the store could not release the key: the store
+      // answers now (it just did), so that claim is released and this retry runs, as docs/api.md promises.
+      if (outcome.state === 'in_progress' && outcome.fingerprint === fingerprint && (await unreleased.releaseNow(held))) {
+        outcome = await store.claimIdempotencyKey({ ...held, fingerprint, leaseMs, ttlMs });
+      }
       if (outcome.state === 'claimed') {
-        holding.set(request, held);
+        holding.set(request, { ...held, claimedAt });
         return undefined;
       }
       if (outcome.fingerprint !== fingerprint) throw keyReused();
       if (outcome.state === 'in_progress') throw idempotencyKeyInUse();
       const body = options.sealing === undefined ? outcome.answer.body : options.sealing.open(request, key, outcome.answer.body);
+      if (outcome.answer.status < 300) await options.beforeReplay?.(request, { ...outcome.answer, body });
       return reply.code(outcome.answer.status).headers(outcome.answer.headers).header('Idempotent-Replayed', 'true').send(Buffer.from(body));
     },
 
@@ -131,11 +147,15 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
           await store.releaseIdempotencyKey(held);
         }
       } catch (error) {
-        // The answer still goes out; the claim runs out with its lease, and a retry then runs the request again.
-        request.log.warn({ err: error }, 'idempotency key not settled: it is freed when its lease ends');
+        // The answer still goes out. The claim is released once the store answers (a retry from this instance releases it at
+        // once); should this instance stop first, its lease frees it. A failure not kept is run again by a retry, as after a crash.
+        request.log.warn({ err: error }, 'idempotency key not settled: released once the store answers');
+        unreleased.keep(held, held.claimedAt + leaseMs, request.log);
       }
       return payload;
     },
+
+    close: () => unreleased.close(),
   };
 }
 

@@ -18,13 +18,15 @@ import {
 import { precompress, sendPrecompressed } from '../../http/wire/compression.ts';
 import { answerAccountWrite } from '../../http/writes/account-writes.ts';
 import { answerConditionally, taggedView } from '../../http/writes/conditional.ts';
-import { idempotentWrites } from '../../http/writes/idempotency.ts';
+import type { IdempotentWrites } from '../../http/writes/idempotency.ts';
 import { changeTimezone } from '../../operations/accounts.ts';
 import { keyActor } from '../../operations/actor.ts';
 import type { Account, AccountStore, IdempotencyStore } from '../../store/store.ts';
 
 export interface SettingsRoutesOptions {
   readonly store: AccountStore & IdempotencyStore;
+  /** The app's one Idempotency-Key machinery for POST /user and /settings. */
+  readonly idempotency: IdempotentWrites;
   readonly timezones: TimezoneCatalog;
 }
 
@@ -35,8 +37,7 @@ function settingsView(account: Account) {
 }
 
 export async function settingsRoutes(app: FastifyInstance, options: SettingsRoutesOptions) {
-  const { store, timezones } = options;
-  const idempotency = idempotentWrites({ store });
+  const { store, timezones, idempotency } = options;
   const taggedSettings = taggedView(settingsView);
 
   // The list changes only with a new build, so its body (already UTF-8, ~9 KB) and validator are computed once.

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DISPLAY_NAME_MAX_LENGTH } from '../../domain/names.ts';
 import { answerAccountWrite } from '../../http/writes/account-writes.ts';
 import { answerConditionally, taggedView } from '../../http/writes/conditional.ts';
-import { idempotentWrites } from '../../http/writes/idempotency.ts';
+import type { IdempotentWrites } from '../../http/writes/idempotency.ts';
 import {
   bodilessOf,
   BODY_MEDIA_TYPES,
@@ -22,6 +22,8 @@ import type { Account, AccountStore, IdempotencyStore } from '../../store/store.
 
 export interface UserRoutesOptions {
   readonly store: AccountStore & IdempotencyStore;
+  /** The app's one Idempotency-Key machinery for POST /user and /settings. */
+  readonly idempotency: IdempotentWrites;
   /** Where this plugin is mounted, for the alias's Link header. */
   readonly apiPrefix: string;
 }
@@ -31,8 +33,7 @@ function userView(account: Account) {
 }
 
 export async function userRoutes(app: FastifyInstance, options: UserRoutesOptions) {
-  const { store } = options;
-  const idempotency = idempotentWrites({ store });
+  const { store, idempotency } = options;
   const taggedUser = taggedView(userView);
   const successor = `<${options.apiPrefix}/user>; rel="successor-version"`;
 

@@ -31,19 +31,7 @@ export class AnnouncingStore {
 
   async #announced<T>(change: Promise<T>, username: (result: T) => string): Promise<T> {
     const result = await change;
-    try {
-      await this.#announcer.credentialsChanged(username(result));
-    } catch (error) {
-      // The caller hears it; repeating the change announces again.
-      throw new DomainError(
-        'unavailable',
-        'credentials_not_announced',
-        'The change was saved, but the other instances could not be told of it (Redis is unavailable): until they are, they may ' +
-          'answer with the old credentials for up to CREDENTIAL_CACHE_MAX_AGE_MS. Make the change again once Redis answers; if it is ' +
-          'refused as already made (a roll, a deletion), wait CREDENTIAL_CACHE_MAX_AGE_MS instead.',
-        { cause: error },
-      );
-    }
+    await announce(this.#announcer, username(result));
     return result;
   }
 
@@ -83,7 +71,39 @@ export class AnnouncingStore {
   }
 }
 
+/** Rejects with 503 credentials_not_announced, which the caller hears: repeating the change announces again. */
+async function announce(announcer: CredentialAnnouncer, username: string): Promise<void> {
+  try {
+    await announcer.credentialsChanged(username);
+  } catch (error) {
+    throw new DomainError(
+      'unavailable',
+      'credentials_not_announced',
+      'The change was saved, but the other instances could not be told of it (Redis is unavailable): until they are, they may ' +
+        'answer with the old credentials for up to CREDENTIAL_CACHE_MAX_AGE_MS. Make the change again once Redis answers; if it is ' +
+        'refused as already made (a roll, a deletion), wait CREDENTIAL_CACHE_MAX_AGE_MS instead.',
+      { cause: error },
+    );
+  }
+}
+
+/** Announcing on PostgreSQL (where Redis-backed instances cache by version); null on SQLite, whose cache sees every commit. */
+function announcing(announcer: CredentialAnnouncer | null, config: Pick<Config, 'database'>): CredentialAnnouncer | null {
+  return announcer === null || config.database.engine !== 'postgres' ? null : announcer;
+}
+
 /** Announcing on PostgreSQL (where Redis-backed instances cache by version); `store` itself on SQLite, whose cache sees every commit. */
 export function storeAnnouncingTo(store: Store, announcer: CredentialAnnouncer | null, config: Pick<Config, 'database'>): Store {
-  return announcer === null || config.database.engine !== 'postgres' ? store : new AnnouncingStore(store, announcer);
+  const to = announcing(announcer, config);
+  return to === null ? store : new AnnouncingStore(store, to);
+}
+
+/**
+ * What a replayed write that changed an account's credentials announces again, under the same rule as storeAnnouncingTo:
+ * its first announcement may never have been made (the reply lost after the commit, Redis down at the time). Null where
+ * nothing is announced.
+ */
+export function announcingAgain(announcer: CredentialAnnouncer | null, config: Pick<Config, 'database'>): ((username: string) => Promise<void>) | null {
+  const to = announcing(announcer, config);
+  return to === null ? null : (username) => announce(to, username);
 }
