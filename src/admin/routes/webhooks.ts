@@ -6,6 +6,7 @@ import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
 import {
   addWebhookEndpoint,
+  findWebhookEndpoint,
   listWebhookAttempts,
   MAX_ATTEMPTS_LISTED,
   redeliverWebhookEvent,
@@ -106,6 +107,17 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
       const page = rows.slice(0, limit);
       return success(page.map(endpointJson), { next_cursor: rows.length > limit ? encodeEndpointCursor(page.at(-1)!) : null });
     },
+  });
+
+  app.get<{ Params: { endpoint_id: string } }>('/webhooks/:endpoint_id', {
+    ...adminRoute('Webhooks', {
+      operationId: 'getWebhookEndpoint',
+      summary: 'Read one webhook endpoint',
+      description: 'Its URL, event types and state (and why it is disabled), as the console’s page shows it; never its secret.',
+      params: ENDPOINT_PATH,
+      answer: [200, 'AdminWebhookEndpointEnvelope', 'The endpoint'],
+    }),
+    handler: async (request) => success(endpointJson(await findWebhookEndpoint(store, request.params.endpoint_id))),
   });
 
   app.delete<{ Params: { endpoint_id: string } }>('/webhooks/:endpoint_id', {
