@@ -11,7 +11,7 @@ const ACCOUNT = {
   required: ['user_id', 'username', 'name', 'timezone', 'premium', 'created_at'],
   additionalProperties: false,
   properties: {
-    user_id: { type: 'integer' },
+    user_id: { type: 'integer', format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
     username: { type: 'string' },
     name: { type: 'string' },
     timezone: { type: 'string' },
