@@ -28,7 +28,8 @@ Every response is the envelope {status, messages, meta, data}. Callers authentic
 user and an API key as the password. Settings and user endpoints need an account with Premium (x-premium-required); without it they
 answer 403 premium_required. POST bodies are form-encoded (curl -d) or JSON objects of strings. Failures carry a stable code per
 message; the codes each status can carry are enumerated in its schema. GET /user and GET /settings carry an ETag (If-None-Match:
-304); their POSTs take If-Match (412 when the account changed since) and an Idempotency-Key (a repeat gets the first answer again).`;
+304); their POSTs take If-Match (412 when the account changed since) and an Idempotency-Key (a repeat gets the first answer again).
+Webhooks (the section after the paths) are the events this server sends to the endpoints its operator registered.`;
 
 const SWAGGER_UI_STATIC = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui/package.json')), 'static');
 
@@ -53,7 +54,6 @@ export const openApi = fp(
           { name: 'Settings', description: "The caller's timezone and the list it is chosen from (Premium)" },
           { name: 'User', description: "The caller's account (Premium)" },
           { name: 'Test', description: 'Public endpoints for testing a GET and a POST call' },
-          { name: 'Webhooks', description: 'Events this server sends to the endpoints its operator registered (account-api webhooks add)' },
         ],
         // OpenAPI 3.1's webhooks: what a receiver gets, not paths of this server.
         webhooks: webhookOperations() as never,
