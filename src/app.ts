@@ -13,6 +13,7 @@ import { settingsRoutes } from './routes/v0/settings.ts';
 import { userRoutes } from './routes/v0/user.ts';
 import { openApiRoutes } from './routes/v0/openapi.ts';
 import { openApi } from './http/wire/openapi.ts';
+import { inputCapsOf } from './http/wire/openapi-document.ts';
 import { healthRoutes } from './routes/health.ts';
 import { isCluster, onClusterFailover, pingRedis, type RedisClient } from './store/redis-client.ts';
 import { announcerOver, versionLifetimeMs } from './store/credentials/credential-versions.ts';
@@ -101,7 +102,7 @@ export function buildApp({ config, store, timezones, redis, metrics, tracing = n
   app.register(metricsEndpoint, { metrics, token: config.metrics.token });
 
   // Before the routes: the document is built from each route's schema as it is added.
-  app.register(openApi, { environment: config.environment, sandboxUrl: config.sandboxUrl, version: config.version });
+  app.register(openApi, { environment: config.environment, sandboxUrl: config.sandboxUrl, version: config.version, inputCaps: inputCapsOf(config) });
 
   app.register(
     async (v0) => {

@@ -161,6 +161,11 @@ export class AdminClient {
     return this.#page<AdminWebhookEndpoint>(`/webhooks${queryOf({ limit: request.limit, cursor: request.cursor })}`);
   }
 
+  /** GET /webhooks/{endpoint_id}: one endpoint and its state, never its secret; 404 webhook_endpoint_not_found when there is none. */
+  async getWebhookEndpoint(endpointId: string): Promise<AdminWebhookEndpoint> {
+    return (await this.#success<AdminWebhookEndpoint>({ method: 'GET', path: `/webhooks/${segment(endpointId)}` })).data;
+  }
+
   async removeWebhookEndpoint(endpointId: string, options: AdminWriteOptions = {}): Promise<AdminWebhookEndpoint> {
     return (await this.#write<AdminWebhookEndpoint>({ method: 'DELETE', path: `/webhooks/${segment(endpointId)}` }, options)).data;
   }

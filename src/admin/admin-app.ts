@@ -8,6 +8,7 @@ import { announcerOver } from '../store/credentials/credential-versions.ts';
 import { adminAuthenticator } from './admin-auth.ts';
 import { adminIdempotency } from './admin-idempotency.ts';
 import { adminOpenApi, adminOpenApiRoute } from './admin-openapi.ts';
+import { inputCapsOf } from '../http/wire/openapi-document.ts';
 import { adminAccountRoutes } from './routes/accounts.ts';
 import { adminAuditRoutes } from './routes/audit.ts';
 import { adminKeyRoutes } from './routes/keys.ts';
@@ -47,7 +48,7 @@ export function buildAdminApp({ config, store, timezones, redis, metrics: shared
     allowUnionTypes: true,
   });
   app.decorateRequest('adminTokenId', null);
-  app.register(adminOpenApi, { version: config.version });
+  app.register(adminOpenApi, { version: config.version, environment: config.environment, inputCaps: inputCapsOf(config) });
 
   app.register(
     async (admin) => {

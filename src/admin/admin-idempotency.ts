@@ -1,6 +1,6 @@
 // Idempotency-Key on every admin write (POST, PATCH, PUT, DELETE): the public port's machinery, keyed per admin token.
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { RESPONSE_HEADERS } from '../http/wire/response-headers.ts';
+import { headerSchemas } from '../http/wire/response-headers.ts';
 import { documentedHeaders } from '../http/wire/schemas.ts';
 import { idempotentWrites, type IdempotentWritesOptions } from '../http/writes/idempotency.ts';
 import { ADMIN_FAILURE_DESCRIPTIONS } from './admin-failure-codes.ts';
@@ -16,7 +16,7 @@ const KEY_HEADER = documentedHeaders({
     'with another request, 422 idempotency_key_reused; while the first still runs, 409 idempotency_key_in_use.',
 });
 
-const REPLAYED = { 'Idempotent-Replayed': { description: RESPONSE_HEADERS['Idempotent-Replayed'].description, ...RESPONSE_HEADERS['Idempotent-Replayed'].schema } };
+const REPLAYED = headerSchemas(['Idempotent-Replayed']);
 
 /** Statuses whose answer a key keeps and replays (as on the public port: the request's own results, not 5xx, 408, 409, 429). */
 function replayable(status: string): boolean {
@@ -51,8 +51,8 @@ export function adminIdempotency(admin: FastifyInstance, options: Omit<Idempoten
       ...KEY_HEADER,
       response: {
         ...Object.fromEntries(responses),
-        409: answerOf('AdminFailure409', ADMIN_FAILURE_DESCRIPTIONS[409]),
-        422: answerOf('AdminFailure422', ADMIN_FAILURE_DESCRIPTIONS[422]),
+        409: answerOf(409, 'AdminFailure409', ADMIN_FAILURE_DESCRIPTIONS[409]),
+        422: answerOf(422, 'AdminFailure422', ADMIN_FAILURE_DESCRIPTIONS[422]),
       },
     };
   });

@@ -5,6 +5,8 @@ import fp from 'fastify-plugin';
 import { DOCUMENT_CONTACT, DOCUMENT_LICENSE } from '../http/wire/openapi-info.ts';
 import { openApiDocumentRoute } from '../http/wire/openapi-route.ts';
 import { DOCUMENTED_ONLY } from '../http/wire/schemas.ts';
+import { finishDocument, shownSchema, type InputCaps, type OpenApiDocument } from '../http/wire/openapi-document.ts';
+import type { KeyEnvironment } from '../domain/api-keys.ts';
 import { ADMIN_SCHEMAS } from './admin-schemas.ts';
 
 const DESCRIPTION = `The admin API of account-api: accounts, their API keys and the audit trail, for the operators' own tools.
@@ -16,13 +18,14 @@ recorded in the audit trail with actor admin:<token id>, the request id and the 
 DELETE) takes an Idempotency-Key, kept per admin token for 24 hours: a retry with it gets the first answer again.`;
 
 export const adminOpenApi = fp(
-  async function adminOpenApi(app: FastifyInstance, options: { readonly version: string }) {
+  async function adminOpenApi(app: FastifyInstance, options: { readonly version: string; readonly environment: KeyEnvironment; readonly inputCaps: InputCaps }) {
     for (const schema of ADMIN_SCHEMAS) app.addSchema(schema);
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
         info: { title: 'account-api admin API', version: options.version, description: DESCRIPTION, contact: DOCUMENT_CONTACT, license: DOCUMENT_LICENSE },
-        servers: [{ url: '/', description: 'This admin listener' }],
+        // x-internal: true, for the operators' tools; the description names the environment of the server it belongs to.
+        servers: [{ url: '/', description: `This admin listener, of the ${options.environment === 'sandbox' ? 'sandbox' : 'production (live)'} server`, 'x-internal': true } as { url: string }],
         tags: [
           { name: 'Accounts', description: 'Create, list, read, change and delete accounts' },
           { name: 'Keys', description: "An account's API keys: issue, list, roll, revoke, and each key's usage" },
@@ -37,8 +40,11 @@ export const adminOpenApi = fp(
       },
       hideUntagged: true,
       // Request headers the hooks read for themselves (Idempotency-Key) are documented, never validated by Fastify.
-      transform: ({ schema, url }) => ({ schema: { ...schema, ...(schema as { [DOCUMENTED_ONLY]?: object } | undefined)?.[DOCUMENTED_ONLY] } as typeof schema, url }),
+      transform: ({ schema, url }) => ({ schema: shownSchema({ ...schema, ...(schema as { [DOCUMENTED_ONLY]?: object } | undefined)?.[DOCUMENTED_ONLY] }) as typeof schema, url }),
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+      // The admin listener sends no CORS header: no web page may call it.
+      transformObject: (documentObject) =>
+        'openapiObject' in documentObject ? (finishDocument(documentObject.openapiObject as OpenApiDocument, options.inputCaps, []) as never) : documentObject.swaggerObject,
     });
   },
   { name: 'admin-openapi' },

@@ -11,7 +11,7 @@ export const KEY_PREFIXES: Readonly<Record<KeyEnvironment, string>> = {
 };
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const KEY_ID_LENGTH = 12;
+export const KEY_ID_LENGTH = 12;
 const SECRET_LENGTH = 32; // 32 base62 characters: about 190 bits of entropy
 const CHECKSUM_LENGTH = 6; // CRC32 fits in 6 base62 digits
 const BODY_LENGTH = KEY_ID_LENGTH + SECRET_LENGTH + CHECKSUM_LENGTH;

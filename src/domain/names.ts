@@ -4,7 +4,9 @@ import { DomainError } from './errors.ts';
 export const USERNAME_MAX_LENGTH = 64;
 export const DISPLAY_NAME_MAX_LENGTH = 100;
 
-const USERNAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+/** The username alphabet and length, as the OpenAPI documents state it too. */
+export const USERNAME_PATTERN_SOURCE = `^[A-Za-z0-9._-]{1,${USERNAME_MAX_LENGTH}}$`;
+const USERNAME_PATTERN = new RegExp(USERNAME_PATTERN_SOURCE);
 // `.` and `..` are removed from /admin/v0/accounts/{username} by URL-normalising clients, and `-` reads as a flag: a name needs a letter or digit.
 const HAS_LETTER_OR_DIGIT = /[A-Za-z0-9]/;
 // Cc (C0, DEL, C1) plus the line and paragraph separators, which break logs and terminals just the same.
@@ -35,7 +37,7 @@ export function codePointLength(value: string): number {
   return count;
 }
 
-const USERNAME_PREFIX_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+const USERNAME_PREFIX_PATTERN = USERNAME_PATTERN;
 
 /**
  * The start of a username, to search accounts by (ignoring case): 1 to 64 characters of the username alphabet. Unlike a

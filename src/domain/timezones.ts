@@ -33,6 +33,9 @@ interface Ranked {
   readonly distance: number;
 }
 
+/** How many names the catalog lists: GET /settings/timezones answers no more. */
+export const TIMEZONE_COUNT = data.zones.length;
+
 /** Regenerate timezones.json with `npm run tz:generate`. */
 export function loadTimezoneCatalog(): TimezoneCatalog {
   return createTimezoneCatalog(data.tzdata, data.zones, data.aliases);

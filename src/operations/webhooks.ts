@@ -17,8 +17,8 @@ export interface NewEndpointRequest {
   readonly description?: string | undefined;
 }
 
-const MAX_URL_LENGTH = 2000;
-const MAX_DESCRIPTION_LENGTH = 200;
+export const MAX_URL_LENGTH = 2000;
+export const MAX_DESCRIPTION_LENGTH = 200;
 export const MAX_ATTEMPTS_LISTED = 1000;
 
 function parseEvents(events: string | readonly string[] | undefined): string[] | null {

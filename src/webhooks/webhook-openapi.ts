@@ -11,7 +11,7 @@ const ACCOUNT = {
   required: ['user_id', 'username', 'name', 'timezone', 'premium', 'created_at'],
   additionalProperties: false,
   properties: {
-    user_id: { type: 'integer' },
+    user_id: { type: 'integer', format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
     username: { type: 'string' },
     name: { type: 'string' },
     timezone: { type: 'string' },
@@ -60,7 +60,7 @@ function operation(type: WebhookEventType) {
       operationId: `webhook_${type.replace('.', '_')}`,
       summary: SUMMARIES[type],
       description: `Sent to each endpoint subscribed to ${type}, signed as Standard Webhooks; a 2xx within 10 s is success, anything else is retried (docs/api.md, "Webhooks").`,
-      tags: ['Webhooks'],
+      // No tag: a 'Webhooks' tag made /docs list these twice, under the tag and in the document's own Webhooks section.
       // Nothing OpenAPI can declare: the receiver checks webhook-signature with the endpoint's secret.
       security: [],
       parameters: HEADERS.map(([name, description]) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } })),

@@ -273,7 +273,10 @@ export interface components {
         };
         /** @description data of GET and POST /user: the calling account */
         readonly User: {
-            /** @description Identifier of the account, never reused */
+            /**
+             * Format: int64
+             * @description Identifier of the account, never reused
+             */
             readonly user_id: number;
             /** @description Account name, the same used for authentication */
             readonly username: string;
@@ -344,18 +347,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "missing_parameter" | "unknown_parameter" | "duplicate_parameter" | "invalid_parameter" | "too_many_parameters" | "parameter_too_long" | "malformed_body" | "malformed_url" | "invalid_name" | "invalid_timezone" | "malformed_request" | "duplicate_header" | "bad_request" | "invalid_idempotency_key";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -375,18 +367,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "credentials_required" | "malformed_credentials" | "malformed_key" | "invalid_credentials" | "key_revoked" | "key_expired" | "wrong_environment" | "wrong_credential_kind" | "metrics_token_required";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -406,18 +387,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "premium_required" | "insufficient_scope";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -437,18 +407,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "not_found" | "account_not_found";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -468,18 +427,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "method_not_allowed";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -499,18 +447,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "request_timeout";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -530,18 +467,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "idempotency_key_in_use";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -561,18 +487,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "precondition_failed";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -592,18 +507,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "body_too_large";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -623,18 +527,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "unsupported_media_type";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -654,18 +547,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "expectation_failed";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -685,18 +567,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "idempotency_key_reused";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -716,18 +587,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "rate_limited" | "too_many_failed_attempts";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -747,18 +607,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "headers_too_large";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -778,18 +627,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "internal_error";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -809,18 +647,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "unsupported_transfer_coding";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -840,18 +667,7 @@ export interface components {
                     readonly message: string;
                     /** @description The parameter at fault, when there is one */
                     readonly field?: string;
-                },
-                ...{
-                    /**
-                     * @description Stable: switch on it
-                     * @enum {string}
-                     */
-                    readonly code: "store_unavailable" | "store_busy" | "rate_limiter_unavailable" | "not_ready" | "overloaded" | "shutting_down";
-                    /** @description A sentence a person can act on; may be reworded, switch on code instead */
-                    readonly message: string;
-                    /** @description The parameter at fault, when there is one */
-                    readonly field?: string;
-                }[]
+                }
             ];
             readonly meta: components["schemas"]["EmptyMeta"];
             readonly data: null;
@@ -863,6 +679,8 @@ export interface components {
     headers: {
         /** @description When the API key that authenticated this request expires (ISO 8601, UTC). Sent on every answer that key authenticates once it has less than 7 days left, so a client notices before it breaks: roll the key (account-api keys roll) and switch to its successor. */
         readonly "API-Key-Expires": string;
+        /** @description The calling page's origin, sent back when the request's Origin is one of CORS_ORIGINS (with Access-Control-Allow-Credentials: true); absent otherwise, and always absent when CORS_ORIGINS is empty (the default): no other web page can read an answer. */
+        readonly "Access-Control-Allow-Origin": string;
         /** @description The methods this path takes. */
         readonly Allow: string;
         /** @description gzip or br when the client asked for it in Accept-Encoding; absent when the body is sent as is. */
@@ -885,7 +703,7 @@ export interface components {
         readonly "Retry-After": number;
         /** @description The timezone list varies with Accept-Encoding: caches must keep each coding apart. */
         readonly Vary: "Accept-Encoding";
-        /** @description The Basic challenge: realm "account-api" (on the sandbox, "account-api sandbox"), charset UTF-8. */
+        /** @description The challenge. The public API: Basic, realm "account-api" (on the sandbox, "account-api sandbox"), charset UTF-8. The admin API: Bearer, realm "account-api admin". */
         readonly "WWW-Authenticate": string;
         /** @description The id of this request: the X-Request-Id the client sent when it is one value of 1 to 128 letters, digits, ".", "_", ":" or "-" (and could not hold an API key), else a random UUID. Quote it when reporting a problem. */
         readonly "X-Request-Id": string;
@@ -911,6 +729,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -925,6 +744,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -936,6 +756,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -947,6 +768,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly Allow: components["headers"]["Allow"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -957,6 +779,7 @@ export interface operations {
             readonly 408: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -967,6 +790,7 @@ export interface operations {
             readonly 417: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -982,6 +806,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -992,6 +817,7 @@ export interface operations {
             readonly 431: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1006,6 +832,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1016,6 +843,7 @@ export interface operations {
             readonly 501: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1031,6 +859,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1073,6 +902,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1087,6 +917,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1098,6 +929,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1109,6 +941,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly Allow: components["headers"]["Allow"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1119,6 +952,7 @@ export interface operations {
             readonly 408: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1133,6 +967,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1147,6 +982,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1157,6 +993,7 @@ export interface operations {
             readonly 417: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1172,6 +1009,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1182,6 +1020,7 @@ export interface operations {
             readonly 431: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1196,6 +1035,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1206,6 +1046,7 @@ export interface operations {
             readonly 501: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1221,6 +1062,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1250,6 +1092,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1265,6 +1108,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content?: never;
@@ -1277,6 +1121,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1288,6 +1133,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1302,6 +1148,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1313,6 +1160,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly Allow: components["headers"]["Allow"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1323,6 +1171,7 @@ export interface operations {
             readonly 408: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1333,6 +1182,7 @@ export interface operations {
             readonly 417: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1348,6 +1198,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1358,6 +1209,7 @@ export interface operations {
             readonly 431: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1372,6 +1224,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1382,6 +1235,7 @@ export interface operations {
             readonly 501: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1397,6 +1251,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1446,6 +1301,7 @@ export interface operations {
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1461,6 +1317,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1472,6 +1329,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1486,6 +1344,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1501,6 +1360,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1512,6 +1372,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly Allow: components["headers"]["Allow"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1522,6 +1383,7 @@ export interface operations {
             readonly 408: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1536,6 +1398,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1551,6 +1414,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1565,6 +1429,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1579,6 +1444,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1589,6 +1455,7 @@ export interface operations {
             readonly 417: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1603,6 +1470,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1618,6 +1486,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1628,6 +1497,7 @@ export interface operations {
             readonly 431: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1642,6 +1512,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1652,6 +1523,7 @@ export interface operations {
             readonly 501: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1667,6 +1539,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1698,6 +1571,7 @@ export interface operations {
                     readonly ETag: components["headers"]["ETag"];
                     readonly Vary: components["headers"]["Vary"];
                     readonly "Content-Encoding": components["headers"]["Content-Encoding"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1714,6 +1588,7 @@ export interface operations {
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly Vary: components["headers"]["Vary"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content?: never;
@@ -1726,6 +1601,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1737,6 +1613,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1751,6 +1628,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1762,6 +1640,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly Allow: components["headers"]["Allow"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1772,6 +1651,7 @@ export interface operations {
             readonly 408: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1782,6 +1662,7 @@ export interface operations {
             readonly 417: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1797,6 +1678,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1807,6 +1689,7 @@ export interface operations {
             readonly 431: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1821,6 +1704,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1831,6 +1715,7 @@ export interface operations {
             readonly 501: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1846,6 +1731,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1875,6 +1761,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1890,6 +1777,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content?: never;
@@ -1902,6 +1790,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1913,6 +1802,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1927,6 +1817,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1938,6 +1829,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly Allow: components["headers"]["Allow"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1948,6 +1840,7 @@ export interface operations {
             readonly 408: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1958,6 +1851,7 @@ export interface operations {
             readonly 417: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1973,6 +1867,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1983,6 +1878,7 @@ export interface operations {
             readonly 431: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -1997,6 +1893,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2007,6 +1904,7 @@ export interface operations {
             readonly 501: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2022,6 +1920,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2071,6 +1970,7 @@ export interface operations {
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly ETag: components["headers"]["ETag"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2086,6 +1986,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2097,6 +1998,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2111,6 +2013,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2126,6 +2029,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2137,6 +2041,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly Allow: components["headers"]["Allow"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2147,6 +2052,7 @@ export interface operations {
             readonly 408: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2161,6 +2067,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2176,6 +2083,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2190,6 +2098,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2204,6 +2113,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2214,6 +2124,7 @@ export interface operations {
             readonly 417: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2228,6 +2139,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2243,6 +2155,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2253,6 +2166,7 @@ export interface operations {
             readonly 431: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2267,6 +2181,7 @@ export interface operations {
                     readonly "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2277,6 +2192,7 @@ export interface operations {
             readonly 501: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2292,6 +2208,7 @@ export interface operations {
                     readonly "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly "Retry-After": components["headers"]["Retry-After"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2323,6 +2240,7 @@ export interface operations {
                     readonly ETag: components["headers"]["ETag"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2340,6 +2258,7 @@ export interface operations {
                     readonly ETag: components["headers"]["ETag"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content?: never;
@@ -2354,6 +2273,7 @@ export interface operations {
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2367,6 +2287,7 @@ export interface operations {
                     readonly "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2383,6 +2304,7 @@ export interface operations {
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2394,6 +2316,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly Allow: components["headers"]["Allow"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2404,6 +2327,7 @@ export interface operations {
             readonly 408: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2414,6 +2338,7 @@ export interface operations {
             readonly 417: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2431,6 +2356,7 @@ export interface operations {
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2441,6 +2367,7 @@ export interface operations {
             readonly 431: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2457,6 +2384,7 @@ export interface operations {
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2467,6 +2395,7 @@ export interface operations {
             readonly 501: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2484,6 +2413,7 @@ export interface operations {
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2535,6 +2465,7 @@ export interface operations {
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2552,6 +2483,7 @@ export interface operations {
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2565,6 +2497,7 @@ export interface operations {
                     readonly "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2581,6 +2514,7 @@ export interface operations {
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2598,6 +2532,7 @@ export interface operations {
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2609,6 +2544,7 @@ export interface operations {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
                     readonly Allow: components["headers"]["Allow"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2619,6 +2555,7 @@ export interface operations {
             readonly 408: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2635,6 +2572,7 @@ export interface operations {
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2652,6 +2590,7 @@ export interface operations {
                     readonly "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2668,6 +2607,7 @@ export interface operations {
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2684,6 +2624,7 @@ export interface operations {
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2694,6 +2635,7 @@ export interface operations {
             readonly 417: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2710,6 +2652,7 @@ export interface operations {
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2727,6 +2670,7 @@ export interface operations {
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2737,6 +2681,7 @@ export interface operations {
             readonly 431: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2753,6 +2698,7 @@ export interface operations {
                     readonly "API-Key-Expires": components["headers"]["API-Key-Expires"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2763,6 +2709,7 @@ export interface operations {
             readonly 501: {
                 headers: {
                     readonly "X-Request-Id": components["headers"]["X-Request-Id"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2780,6 +2727,7 @@ export interface operations {
                     readonly "Retry-After": components["headers"]["Retry-After"];
                     readonly Deprecation: components["headers"]["Deprecation"];
                     readonly Link: components["headers"]["Link"];
+                    readonly "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     readonly [name: string]: unknown;
                 };
                 content: {
@@ -2812,6 +2760,7 @@ export interface operations {
                     readonly created_at: string;
                     readonly data: {
                         readonly object: {
+                            /** Format: int64 */
                             readonly user_id: number;
                             readonly username: string;
                             readonly name: string;
@@ -2872,6 +2821,7 @@ export interface operations {
                     readonly created_at: string;
                     readonly data: {
                         readonly object: {
+                            /** Format: int64 */
                             readonly user_id: number;
                             readonly username: string;
                             readonly name: string;
@@ -2932,6 +2882,7 @@ export interface operations {
                     readonly created_at: string;
                     readonly data: {
                         readonly object: {
+                            /** Format: int64 */
                             readonly user_id: number;
                             readonly username: string;
                             readonly name: string;
@@ -2992,6 +2943,7 @@ export interface operations {
                     readonly created_at: string;
                     readonly data: {
                         readonly object: {
+                            /** Format: int64 */
                             readonly user_id: number;
                             readonly username: string;
                             readonly name: string;

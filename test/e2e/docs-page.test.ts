@@ -224,14 +224,21 @@ describe('the /docs page in a real browser', () => {
     assert.equal(await page.getByLabel('Servers', { exact: true }).count(), 1, 'the servers list has no label "Servers"');
   });
 
-  step('axe-core finds no serious or critical accessibility violation, with operations open and an answer shown', async () => {
+  step('axe-core finds no moderate, serious or critical accessibility violation, with operations open and an answer shown', async () => {
     // Evaluated through the browser's debugging protocol, which the page's policy does not govern (an inline tag would be blocked).
     await page.evaluate(AXE_SOURCE);
     const violations = (await page.evaluate(
       `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) })))`,
     )) as { id: string; impact: string; nodes: string[] }[];
-    const serious = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
-    assert.deepEqual(serious, [], `axe-core found ${JSON.stringify(serious, null, 1)}`);
+    const found = violations.filter((violation) => ['moderate', 'serious', 'critical'].includes(violation.impact));
+    assert.deepEqual(found, [], `axe-core found ${JSON.stringify(found, null, 1)}`);
+  });
+
+  step('no heading is shown twice: the Webhooks tag of the paths and the OpenAPI webhooks section are told apart', async () => {
+    // The page's sections: the API's title, each tag, the webhooks and the schemas (not the Responses of every operation).
+    const headings = (await page.locator('h1, h2, h3').allInnerTexts()).map((text) => text.trim().split('\n')[0]!).filter((text) => text !== '');
+    const repeated = headings.filter((text, index) => headings.indexOf(text) !== index);
+    assert.deepEqual(repeated, [], `headings shown more than once: ${JSON.stringify(repeated)} (all: ${JSON.stringify(headings)})`);
   });
 
   step('loads everything from this server and breaks no Content Security Policy', () => {

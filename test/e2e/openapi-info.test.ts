@@ -9,7 +9,8 @@ import { call } from '../support/http.ts';
 import { createWorkspace, REPO_ROOT, startServer, type ServerProcess, type Workspace } from '../support/server-process.ts';
 import { adminUrlOf } from './admin/admin-support.ts';
 
-type Server = { url: string; description?: string };
+// x-internal: whether a server is for the operators alone; the description names its environment (OWASP API9, .spectral.yaml).
+type Server = { url: string; description?: string; 'x-internal'?: boolean };
 type Info = { license?: { name?: string; identifier?: string; url?: string }; contact?: { name?: string } };
 
 // 127.0.0.1, not a made-up name: the document only names it, but nothing here should ever point elsewhere.
@@ -55,23 +56,24 @@ after(async () => {
 });
 
 test('without SANDBOX_URL the live document names only itself: no guessed sandbox', () => {
-  assert.deepEqual(documentOf('live').servers, [{ url: '/', description: 'This server' }]);
+  assert.deepEqual(documentOf('live').servers, [{ url: '/', description: 'This server: production, keys aapi_live_...', 'x-internal': false }]);
 });
 
 test('with SANDBOX_URL the live document names the sandbox second, at that URL', () => {
   const [first, second, ...rest] = documentOf('live with SANDBOX_URL').servers;
-  assert.deepEqual(first, { url: '/', description: 'This server' });
+  assert.deepEqual(first, { url: '/', description: 'This server: production, keys aapi_live_...', 'x-internal': false });
+  assert.equal(second?.['x-internal'], false);
   assert.equal(second?.url, SANDBOX_URL, 'the second server should be SANDBOX_URL');
   assert.match(second?.description ?? '', /^Sandbox\b/, 'the second server should be described as the sandbox');
   assert.deepEqual(rest, []);
 });
 
 test("the sandbox's document names only the sandbox, whatever SANDBOX_URL says", () => {
-  assert.deepEqual(documentOf('sandbox').servers, [{ url: '/', description: 'This sandbox' }]);
+  assert.deepEqual(documentOf('sandbox').servers, [{ url: '/', description: 'This sandbox', 'x-internal': false }]);
 });
 
 test('the admin document names only its own listener', () => {
-  assert.deepEqual(documentOf('admin').servers, [{ url: '/', description: 'This admin listener' }]);
+  assert.deepEqual(documentOf('admin').servers, [{ url: '/', description: 'This admin listener, of the production (live) server', 'x-internal': true }]);
 });
 
 test('LICENSE is the Apache License 2.0, whole, and NOTICE names the copyright holder', () => {

@@ -7,7 +7,11 @@ import { success } from '../../http/wire/envelope.ts';
 import { changeAccount, createAccount, deleteAccount, findAccount, pageAccounts } from '../../operations/accounts.ts';
 import type { Store } from '../../store/store.ts';
 import { actorOf } from '../admin-actor.ts';
-import { adminRoute, fieldsOf, pageQuery, PREMIUM_PARAMETER, stringParameter, USERNAME_PATH } from '../admin-schemas.ts';
+import { adminRoute, fieldsOf, pageQuery, PREMIUM_PARAMETER, stringParameter, USERNAME_PATH, USERNAME_SHAPE } from '../admin-schemas.ts';
+import { DISPLAY_NAME_MAX_LENGTH, USERNAME_MAX_LENGTH } from '../../domain/names.ts';
+
+/** As domain/names.ts checks a display name (400 invalid_name past it). */
+const NAME_SHAPE = { maxLength: DISPLAY_NAME_MAX_LENGTH };
 import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';
 import { accountJson } from '../../operations/representations.ts';
 
@@ -35,8 +39,8 @@ export async function adminAccountRoutes(app: FastifyInstance, options: AccountR
       summary: 'Create an account',
       description: 'name defaults to the username, timezone to UTC, premium to false. Recorded in the audit trail as account.created.',
       body: fieldsOf({
-        username: stringParameter("1 to 64 letters, digits, '.', '_' or '-'; unique ignoring case", 'alice'),
-        name: stringParameter('Display name (default: the username)', 'Alice Liddell'),
+        username: stringParameter(`1 to ${USERNAME_MAX_LENGTH} letters, digits, '.', '_' or '-'; unique ignoring case`, 'alice', USERNAME_SHAPE),
+        name: stringParameter(`Display name, at most ${DISPLAY_NAME_MAX_LENGTH} characters (default: the username)`, 'Alice Liddell', NAME_SHAPE),
         timezone: stringParameter('An IANA timezone name or UTC (default: UTC)', 'Europe/Kyiv'),
         premium: PREMIUM_PARAMETER,
       }, ['username']),
@@ -60,7 +64,7 @@ export async function adminAccountRoutes(app: FastifyInstance, options: AccountR
         "only itself: '_' is no wildcard); 400 invalid_username_prefix unless 1 to 64 letters, digits, '.', '_' or '-'. " +
         'Follow meta.next_cursor (null on the last page) with ?cursor=, keeping the same username_prefix.',
       querystring: pageQuery('Accounts', 'YTEy', {
-        username_prefix: stringParameter('Only usernames starting with this, ignoring case', 'ali'),
+        username_prefix: stringParameter('Only usernames starting with this, ignoring case', 'ali', USERNAME_SHAPE),
       }),
       answer: [200, 'AdminAccountPageEnvelope', 'A page of accounts'],
     }),
@@ -94,7 +98,7 @@ export async function adminAccountRoutes(app: FastifyInstance, options: AccountR
       params: USERNAME_PATH,
       body: fieldsOf({
         premium: PREMIUM_PARAMETER,
-        name: stringParameter('Display name', 'Alice Liddell'),
+        name: stringParameter(`Display name, at most ${DISPLAY_NAME_MAX_LENGTH} characters`, 'Alice Liddell', NAME_SHAPE),
         timezone: stringParameter('An IANA timezone name or UTC', 'Asia/Tokyo'),
       }),
       answer: [200, 'AdminAccountEnvelope', 'The account as changed'],

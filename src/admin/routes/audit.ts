@@ -3,11 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { parseInstant } from '../../domain/instants.ts';
 import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
-import { adminRoute, pageQuery, stringParameter } from '../admin-schemas.ts';
+import { adminRoute, pageQuery, stringParameter, USERNAME_SHAPE } from '../admin-schemas.ts';
 import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';
 import { auditJson } from '../../operations/representations.ts';
 import { auditFilters } from '../../operations/audit.ts';
-import { AUDIT_ACTIONS } from '../../domain/audit-events.ts';
+import { AUDIT_ACTIONS, AUDIT_ACTOR_MAX_LENGTH } from '../../domain/audit-events.ts';
 
 type AuditQuery = { username?: string; actor?: string; action?: string; since?: string; until?: string; limit?: string; cursor?: string };
 
@@ -24,10 +24,12 @@ export async function adminAuditRoutes(app: FastifyInstance, options: { readonly
         'inclusive, until exclusive. Follow meta.next_cursor (null on the last page) with ?cursor=, ' +
         'keeping the same filters.',
       querystring: pageQuery('Entries', 'ZTQy', {
-        username: stringParameter("Only this account's entries (also after it was deleted)", 'alice'),
-        actor: stringParameter('Only the entries of exactly this actor: admin:<token id>, key:<key id> or cli:<user>', 'admin:3kTqv9ZbW2aX'),
-        // Listed in words, not as an enum: the schema's refusal would be invalid_parameter, and the operation's names the actions.
-        action: stringParameter(`Only the entries of exactly this action, one of ${AUDIT_ACTIONS.join(', ')}`, 'key.revoked'),
+        username: stringParameter("Only this account's entries (also after it was deleted)", 'alice', USERNAME_SHAPE),
+        actor: stringParameter('Only the entries of exactly this actor: admin:<token id>, key:<key id> or cli:<user>', 'admin:3kTqv9ZbW2aX', {
+          maxLength: AUDIT_ACTOR_MAX_LENGTH,
+        }),
+        // An enum documented, not checked: the schema's refusal would be invalid_parameter, and the operation's names the actions.
+        action: stringParameter(`Only the entries of exactly this action, one of ${AUDIT_ACTIONS.join(', ')}`, 'key.revoked', { enum: AUDIT_ACTIONS }),
         since: stringParameter('Entries at or after this instant (ISO 8601)', '2026-11-01T00:00:00Z'),
         until: stringParameter('Entries before this instant (ISO 8601)', '2026-12-01'),
       }),

@@ -1,9 +1,9 @@
 // /admin/v0/accounts/{username}/keys and /admin/v0/keys/{key_id}: issue, list, roll and revoke API keys, and read a key's usage,
 // through the domain operations.
 import type { FastifyInstance } from 'fastify';
-import type { KeyEnvironment } from '../../domain/api-keys.ts';
+import { KEY_ID_LENGTH, type KeyEnvironment } from '../../domain/api-keys.ts';
 import { success } from '../../http/wire/envelope.ts';
-import { createKey, listKeys, revokeKey, rollKey } from '../../operations/keys.ts';
+import { createKey, LABEL_MAX_LENGTH, listKeys, revokeKey, rollKey } from '../../operations/keys.ts';
 import type { Store } from '../../store/store.ts';
 import { actorOf } from '../admin-actor.ts';
 import { adminRoute, fieldsOf, pathParameter, stringParameter, USERNAME_PATH } from '../admin-schemas.ts';
@@ -16,7 +16,10 @@ export interface KeyRoutesOptions {
   readonly environment: KeyEnvironment;
 }
 
-const KEY_ID_PATH = pathParameter('key_id', 'The key’s id: the 12 characters after its prefix', '3kTqv9ZbW2aX');
+const KEY_ID_PATH = pathParameter('key_id', `The key’s id: the ${KEY_ID_LENGTH} characters after its prefix`, '3kTqv9ZbW2aX', {
+  pattern: `^[A-Za-z0-9]{${KEY_ID_LENGTH}}$`,
+  maxLength: KEY_ID_LENGTH,
+});
 
 const USERNAME_AND_KEY_ID_PATH = {
   ...USERNAME_PATH,
@@ -36,8 +39,8 @@ export async function adminKeyRoutes(app: FastifyInstance, options: KeyRoutesOpt
       description: 'The answer holds the key itself, this once: only its hash is stored. Recorded as key.created.',
       params: USERNAME_PATH,
       body: fieldsOf({
-        label: stringParameter('A note to tell keys apart (at most 100 characters)', 'billing-sync'),
-        scope: stringParameter('read (GET calls only) or write (every call; the default)', 'read'),
+        label: stringParameter(`A note to tell keys apart (at most ${LABEL_MAX_LENGTH} characters)`, 'billing-sync', { maxLength: LABEL_MAX_LENGTH }),
+        scope: stringParameter('read (GET calls only) or write (every call; the default)', 'read', { enum: ['read', 'write'] }),
         expires_at: stringParameter('When the key stops working: an ISO 8601 date or time with its zone, within 10 years', '2027-03-01T00:00:00Z'),
       }),
       answer: [201, 'AdminIssuedKeyEnvelope', 'The key, shown this once'],

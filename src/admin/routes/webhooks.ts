@@ -6,8 +6,11 @@ import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
 import {
   addWebhookEndpoint,
+  findWebhookEndpoint,
   listWebhookAttempts,
   MAX_ATTEMPTS_LISTED,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_URL_LENGTH,
   redeliverWebhookEvent,
   sendWebhookTestEvent,
   switchWebhookEndpoint,
@@ -17,7 +20,7 @@ import { MAX_WEBHOOK_ENDPOINTS } from '../../store/webhooks/webhook-store.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { actorOf } from '../admin-actor.ts';
 import { decodeEndpointCursor, encodeEndpointCursor, pageLimit } from '../paging.ts';
-import { adminRoute, fieldsOf, pageQuery, pathParameter, stringParameter } from '../admin-schemas.ts';
+import { adminRoute, fieldsOf, limitParameter, pageQuery, pathParameter, stringParameter } from '../admin-schemas.ts';
 
 export interface WebhookRoutesOptions {
   readonly store: Store;
@@ -55,8 +58,10 @@ function checkEventsShape(request: FastifyRequest, _reply: unknown, done: (error
   done();
 }
 
+const ATTEMPTS_DEFAULT = 50;
+
 function attemptsLimit(raw: string | undefined): number {
-  if (raw === undefined) return 50;
+  if (raw === undefined) return ATTEMPTS_DEFAULT;
   const limit = /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(limit >= 1 && limit <= MAX_ATTEMPTS_LISTED)) {
     throw new DomainError('invalid', 'invalid_limit', `limit is a whole number from 1 to ${MAX_ATTEMPTS_LISTED}; got '${raw}'.`, { field: 'limit' });
@@ -75,9 +80,14 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
         'The answer holds the endpoint’s signing secret (whsec_...), this once. The URL must be http(s) and, unless the server runs with ' +
         `WEBHOOK_ALLOW_PRIVATE=1, at a public address. A deployment has at most ${MAX_WEBHOOK_ENDPOINTS} endpoints (409 too_many_webhook_endpoints past it).`,
       body: fieldsOf({
-        url: stringParameter('Where to send the events: an http(s) URL', 'https://hooks.example.com/account-api'),
+        url: stringParameter(`Where to send the events: an http(s) URL of at most ${MAX_URL_LENGTH} characters`, 'https://hooks.example.com/account-api', {
+          maxLength: MAX_URL_LENGTH,
+          format: 'uri',
+        }),
         events: EVENTS_PARAMETER,
-        description: stringParameter('What the endpoint is for: at most 200 characters, without control characters', 'billing'),
+        description: stringParameter(`What the endpoint is for: at most ${MAX_DESCRIPTION_LENGTH} characters, without control characters`, 'billing', {
+          maxLength: MAX_DESCRIPTION_LENGTH,
+        }),
       }, ['url']),
       answer: [201, 'AdminNewWebhookEndpointEnvelope', 'The endpoint, and its secret shown this once'],
       conflict: true,
@@ -106,6 +116,17 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
       const page = rows.slice(0, limit);
       return success(page.map(endpointJson), { next_cursor: rows.length > limit ? encodeEndpointCursor(page.at(-1)!) : null });
     },
+  });
+
+  app.get<{ Params: { endpoint_id: string } }>('/webhooks/:endpoint_id', {
+    ...adminRoute('Webhooks', {
+      operationId: 'getWebhookEndpoint',
+      summary: 'Read one webhook endpoint',
+      description: 'Its URL, event types and state (and why it is disabled), as the console’s page shows it; never its secret.',
+      params: ENDPOINT_PATH,
+      answer: [200, 'AdminWebhookEndpointEnvelope', 'The endpoint'],
+    }),
+    handler: async (request) => success(endpointJson(await findWebhookEndpoint(store, request.params.endpoint_id))),
   });
 
   app.delete<{ Params: { endpoint_id: string } }>('/webhooks/:endpoint_id', {
@@ -162,7 +183,7 @@ export async function adminWebhookRoutes(app: FastifyInstance, options: WebhookR
       summary: 'The attempts to an endpoint, newest first',
       description: 'Each attempt: when, the event, the status (null: no answer, see error), the latency and the first bytes of the answer.',
       params: ENDPOINT_PATH,
-      querystring: fieldsOf({ limit: stringParameter(`At most this many, 1 to ${MAX_ATTEMPTS_LISTED} (default 50)`, '10') }),
+      querystring: fieldsOf({ limit: limitParameter(`At most this many, 1 to ${MAX_ATTEMPTS_LISTED} (default ${ATTEMPTS_DEFAULT})`, 10, MAX_ATTEMPTS_LISTED, ATTEMPTS_DEFAULT) }),
       answer: [200, 'AdminWebhookAttemptListEnvelope', 'The attempts'],
     }),
     handler: async (request) => success((await listWebhookAttempts(store, request.params.endpoint_id, attemptsLimit(request.query.limit))).map(attemptJson)),

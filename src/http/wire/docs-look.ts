@@ -72,8 +72,8 @@ export function labelledControls(system: SwaggerSystem) {
         const servers = specSelectors.servers();
         if (servers === undefined || servers.size === 0) return null;
         return h(
-          'div',
-          null,
+          'section',
+          { 'aria-label': 'Choose a server' },
           h('label', { className: 'servers-title', htmlFor: 'servers' }, 'Servers'),
           h(getComponent('Servers'), {
             servers,
@@ -95,6 +95,41 @@ export function labelledControls(system: SwaggerSystem) {
   };
 }
 
+type Element = { querySelectorAll: (selector: string) => Iterable<{ setAttribute: (name: string, value: string) => void }> } | null;
+
+/**
+ * A Swagger UI plugin mending what axe-core finds moderate in Swagger's page structure (test/e2e/docs-page.test.ts): content
+ * outside any landmark (the API's description, the servers and authorisation bar), heading levels that skip one (the title is
+ * an h1, the tags h3; the Schemas h4 follows the Webhooks h2), and each operation's responses table an unnamed region like every
+ * other. Levels are mended with aria-level and a heading for the operations read by assistive technology alone, so the page
+ * looks as before. Sent as source text like the top bar, so it names nothing outside itself.
+ */
+export function pageStructure(system: SwaggerSystem) {
+  const h = system.React.createElement;
+  const region = (label: string) => (Original: unknown) => (props: object) => h('section', { 'aria-label': label }, h(Original, props));
+  const visuallyHidden = { position: 'absolute', width: '1px', height: '1px', overflow: 'hidden', clip: 'rect(0 0 0 0)', whiteSpace: 'nowrap' };
+  return {
+    wrapComponents: {
+      InfoContainer: region('About this API'),
+      AuthorizeBtnContainer: region('Authorization'),
+      operations: (Original: unknown) => (props: object) =>
+        h(system.React.Fragment, null, h('h2', { style: visuallyHidden }, 'Operations'), h(Original, props)),
+      Models: (Original: unknown) => (props: object) =>
+        h('div', { ref: (element: Element) => { for (const heading of element?.querySelectorAll('.models > h4') ?? []) heading.setAttribute('aria-level', '2'); } }, h(Original, props)),
+      responses: (Original: unknown) => (props: { method?: string; path?: string }) =>
+        h(
+          'div',
+          {
+            ref: (element: Element) => {
+              for (const table of element?.querySelectorAll('table[role="region"]') ?? []) table.setAttribute('aria-label', `Responses of ${String(props.method).toUpperCase()} ${props.path}`);
+            },
+          },
+          h(Original, props),
+        ),
+    },
+  };
+}
+
 /** @fastify/swagger-ui's options for the look; the wordmark's own route is added by `serveWordmark`. */
 export const docsLook = {
   // null, not undefined: undefined makes the plugin swap Swagger's logo in after the first render, as an <img> with no alt.
@@ -105,7 +140,7 @@ export const docsLook = {
     // In place of Swagger's two PNGs: the plugin links only these when any are given.
     favicon: [{ filename: DOCS_ICON_URL.split('/').pop()!, rel: 'icon', type: ICON_TYPE, sizes: 'any', content: ICON }],
   },
-  plugins: [ourTopBar, labelledControls],
+  plugins: [ourTopBar, labelledControls, pageStructure],
 };
 
 /** The wordmark, beside the theme's stylesheet and icon: @fastify/swagger-ui's theme serves CSS, scripts and favicons only. */

@@ -23,6 +23,8 @@ export function failureEnvelopeSchema(id: string, description: string, status: n
     messages: {
       type: 'array',
       minItems: 1,
+      // One message: map-error.ts gives every failure exactly one.
+      maxItems: 1,
       items: {
         type: 'object',
         required: ['code', 'message'],

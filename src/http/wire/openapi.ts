@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { DOCUMENT_CONTACT, DOCUMENT_LICENSE } from './openapi-info.ts';
-import { headerObject, isResponseHeader, type ResponseHeader } from './response-headers.ts';
+import { finishDocument, shownSchema, type InputCaps, type OpenApiDocument } from './openapi-document.ts';
 import { DOCUMENTED_BODY, DOCUMENTED_ONLY, SHARED_SCHEMAS } from './schemas.ts';
 import { webhookOperations } from '../../webhooks/webhook-openapi.ts';
 
@@ -18,6 +18,8 @@ export interface OpenApiOptions {
   /** SANDBOX_URL, listed as a second server in the live document; null lists none. */
   readonly sandboxUrl: string | null;
   readonly version: string;
+  /** The caps every request meets, stated on each input. */
+  readonly inputCaps: InputCaps;
 }
 
 const DESCRIPTION = `The Account Settings, User and Test API.
@@ -26,32 +28,8 @@ Every response is the envelope {status, messages, meta, data}. Callers authentic
 user and an API key as the password. Settings and user endpoints need an account with Premium (x-premium-required); without it they
 answer 403 premium_required. POST bodies are form-encoded (curl -d) or JSON objects of strings. Failures carry a stable code per
 message; the codes each status can carry are enumerated in its schema. GET /user and GET /settings carry an ETag (If-None-Match:
-304); their POSTs take If-Match (412 when the account changed since) and an Idempotency-Key (a repeat gets the first answer again).`;
-
-type ResponseObject = { headers?: Record<string, unknown> };
-type OperationObject = { responses: Record<string, ResponseObject> };
-type Document = { paths: Record<string, Record<string, OperationObject>>; components: Record<string, unknown> };
-
-/** Inline response headers become components/headers $refs, with every answer's own (X-Environment); only those used listed. */
-function referenceHeaders(document: Document, everyAnswer: readonly ResponseHeader[]): Document {
-  const used = new Set<ResponseHeader>();
-  for (const [path, operations] of Object.entries(document.paths)) {
-    for (const [method, operation] of Object.entries(operations)) {
-      for (const [status, response] of Object.entries(operation.responses)) {
-        const names = [...Object.keys(response.headers ?? {}), ...everyAnswer];
-        response.headers = Object.fromEntries(
-          names.map((name) => {
-            if (!isResponseHeader(name)) throw new Error(`${method.toUpperCase()} ${path} ${status}: ${name} is not in src/http/wire/response-headers.ts`);
-            used.add(name);
-            return [name, { $ref: `#/components/headers/${name}` }];
-          }),
-        );
-      }
-    }
-  }
-  const headers = Object.fromEntries([...used].sort().map((name) => [name, headerObject(name)]));
-  return { ...document, components: { ...document.components, headers } };
-}
+304); their POSTs take If-Match (412 when the account changed since) and an Idempotency-Key (a repeat gets the first answer again).
+Webhooks (the section after the paths) are the events this server sends to the endpoints its operator registered.`;
 
 const SWAGGER_UI_STATIC = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui/package.json')), 'static');
 
@@ -60,10 +38,11 @@ export const openApi = fp(
     for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
     const sandbox = options.environment === 'sandbox';
     // Relative: whatever address the reader used. The sandbox's document names no live server (its keys are refused there).
+    // x-internal: false, the public API; the description names the environment (keys aapi_live_ are production's).
     const servers = [
-      { url: '/', description: sandbox ? 'This sandbox' : 'This server' },
+      { url: '/', description: sandbox ? 'This sandbox' : 'This server: production, keys aapi_live_...', 'x-internal': false },
       ...(!sandbox && options.sandboxUrl !== null
-        ? [{ url: options.sandboxUrl, description: 'Sandbox: the same paths on a separate database, with demo accounts; keys aapi_sandbox_...' }]
+        ? [{ url: options.sandboxUrl, description: 'Sandbox: the same paths on a separate database, with demo accounts; keys aapi_sandbox_...', 'x-internal': false }]
         : []),
     ];
     await app.register(swagger, {
@@ -75,7 +54,6 @@ export const openApi = fp(
           { name: 'Settings', description: "The caller's timezone and the list it is chosen from (Premium)" },
           { name: 'User', description: "The caller's account (Premium)" },
           { name: 'Test', description: 'Public endpoints for testing a GET and a POST call' },
-          { name: 'Webhooks', description: 'Events this server sends to the endpoints its operator registered (account-api webhooks add)' },
         ],
         // OpenAPI 3.1's webhooks: what a receiver gets, not paths of this server.
         webhooks: webhookOperations() as never,
@@ -94,12 +72,14 @@ export const openApi = fp(
         const body = (schema?.body as { [DOCUMENTED_BODY]?: object } | undefined)?.[DOCUMENTED_BODY];
         const only = (schema as { [DOCUMENTED_ONLY]?: object } | undefined)?.[DOCUMENTED_ONLY];
         return {
-          schema: { ...schema, ...only, ...(body === undefined ? {} : { body }), ...(premium ? { 'x-premium-required': true } : {}) } as typeof schema,
+          schema: shownSchema({ ...schema, ...only, ...(body === undefined ? {} : { body }), ...(premium ? { 'x-premium-required': true } : {}) }) as typeof schema,
           url,
         };
       },
       transformObject: (documentObject) =>
-        'openapiObject' in documentObject ? (referenceHeaders(documentObject.openapiObject as never, sandbox ? ['X-Environment'] : []) as never) : documentObject.swaggerObject,
+        'openapiObject' in documentObject
+          ? (finishDocument(documentObject.openapiObject as OpenApiDocument, options.inputCaps, [...(sandbox ? (['X-Environment'] as const) : []), 'Access-Control-Allow-Origin']) as never)
+          : documentObject.swaggerObject,
     });
     // In a scope of their own, so the compression hooks run for the docs page's routes only.
     await app.register(async (docs) => {

@@ -1,4 +1,5 @@
-// The response headers the API sends, described once: the OpenAPI document lists them under components/headers.
+// The response headers both ports send, described once, and which answers carry which: the OpenAPI documents list them under
+// components/headers.
 
 interface HeaderDescription {
   readonly description: string;
@@ -20,27 +21,36 @@ export const RESPONSE_HEADERS = {
       'How many requests the budget this request spent allows per window. Sent on every answer that spent a budget (the API key, or the ' +
       'client address without credentials) and on every 429; not when a limit is switched off.',
     required: false,
-    schema: { type: 'integer', minimum: 1, examples: [600] },
+    schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 1_000_000_000, examples: [600] },
   },
   'RateLimit-Remaining': {
     description: 'Requests left in this window of that budget. Sent with RateLimit-Limit.',
     required: false,
-    schema: { type: 'integer', minimum: 0, examples: [599] },
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 1_000_000_000, examples: [599] },
   },
   'RateLimit-Reset': {
     description: 'Seconds until that window ends and the budget is whole again. Sent with RateLimit-Limit.',
     required: false,
-    schema: { type: 'integer', minimum: 1, examples: [60] },
+    schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86_400, examples: [60] },
   },
   'Retry-After': {
     description: 'Seconds to wait before retrying.',
     required: true,
-    schema: { type: 'integer', minimum: 1, examples: [1] },
+    schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86_400, examples: [1] },
   },
   'WWW-Authenticate': {
-    description: 'The Basic challenge: realm "account-api" (on the sandbox, "account-api sandbox"), charset UTF-8.',
+    description:
+      'The challenge. The public API: Basic, realm "account-api" (on the sandbox, "account-api sandbox"), charset UTF-8. The admin API: ' +
+      'Bearer, realm "account-api admin".',
     required: true,
-    schema: { type: 'string', pattern: '^Basic realm="', examples: ['Basic realm="account-api", charset="UTF-8"'] },
+    schema: { type: 'string', pattern: '^(Basic|Bearer) realm="', maxLength: 100, examples: ['Basic realm="account-api", charset="UTF-8"'] },
+  },
+  'Access-Control-Allow-Origin': {
+    description:
+      'The calling page\'s origin, sent back when the request\'s Origin is one of CORS_ORIGINS (with Access-Control-Allow-Credentials: true); ' +
+      'absent otherwise, and always absent when CORS_ORIGINS is empty (the default): no other web page can read an answer.',
+    required: false,
+    schema: { type: 'string', pattern: '^https?://', examples: ['https://app.example.com'] },
   },
   Allow: {
     description: 'The methods this path takes.',
@@ -105,4 +115,28 @@ export function isResponseHeader(name: string): name is ResponseHeader {
 export function headerObject(name: ResponseHeader) {
   const { description, required, schema } = RESPONSE_HEADERS[name];
   return { description, required, schema };
+}
+
+// Which answers carry which headers, by status, on both ports (the OpenAPI documents turn each into a components/headers $ref).
+
+/** Answered before any route, hook or budget (405, 408, 417, 431, 501): X-Request-Id only, never a route's own headers. */
+export const BEFORE_ROUTE: ReadonlySet<number> = new Set([405, 408, 417, 431, 501]);
+/** Sent by every answer that spent a budget; a 401 spent none (the failed attempt's 429 has its own). */
+export const RATE_LIMIT_HEADERS: readonly ResponseHeader[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+const BY_STATUS: Readonly<Record<number, readonly ResponseHeader[]>> = {
+  401: ['WWW-Authenticate'],
+  405: ['Allow'],
+  429: ['Retry-After'],
+  503: ['Retry-After'],
+};
+
+/** The headers an answer of `status` carries; `afterBudget` are the port's own for answers that reached authentication. */
+export function headersFor(status: number, afterBudget: readonly ResponseHeader[] = [], extra: readonly ResponseHeader[] = []): readonly ResponseHeader[] {
+  const limits: readonly ResponseHeader[] = BEFORE_ROUTE.has(status) || status === 401 ? [] : [...RATE_LIMIT_HEADERS, ...afterBudget];
+  return ['X-Request-Id', ...limits, ...(BY_STATUS[status] ?? []), ...extra];
+}
+
+/** In the form @fastify/swagger renders a response's headers. */
+export function headerSchemas(headers: readonly ResponseHeader[]): Record<string, object> {
+  return Object.fromEntries(headers.map((name) => [name, { description: RESPONSE_HEADERS[name].description, ...RESPONSE_HEADERS[name].schema }]));
 }

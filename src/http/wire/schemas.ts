@@ -2,7 +2,8 @@
 import { FAILURE_CODES, FAILURE_DESCRIPTIONS, possibleStatuses, type FailureStatus } from '../failures/failure-codes.ts';
 import { failureEnvelopeSchemas, successEnvelopeSchema } from './envelope-schemas.ts';
 import { recordSchema } from './record-schema.ts';
-import { RESPONSE_HEADERS, type ResponseHeader } from './response-headers.ts';
+import { TIMEZONE_COUNT } from '../../domain/timezones.ts';
+import { BEFORE_ROUTE, headerSchemas, headersFor, type ResponseHeader } from './response-headers.ts';
 
 export interface BodyField {
   readonly description: string;
@@ -70,7 +71,7 @@ const emptyMeta = {
 const hello = recordSchema('Hello', 'data of GET and POST /hello', { name: { type: 'string', description: 'The display name of the caller, "World", or the name sent, exactly as sent' } });
 
 const user = recordSchema('User', 'data of GET and POST /user: the calling account', {
-  user_id: { type: 'integer', description: 'Identifier of the account, never reused' },
+  user_id: { type: 'integer', format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Identifier of the account, never reused' },
   username: { type: 'string', description: 'Account name, the same used for authentication' },
   name: { type: 'string', description: 'Display name, changeable with POST /user' },
   timezone: { type: 'string', description: 'Timezone of the account' },
@@ -101,7 +102,7 @@ export const SHARED_SCHEMAS: readonly { readonly $id: string }[] = [
   successEnvelope(
     'TimezonesEnvelope',
     'GET /settings/timezones',
-    { type: 'array', items: { type: 'string' }, description: 'Timezone names' },
+    { type: 'array', items: { type: 'string' }, maxItems: TIMEZONE_COUNT, description: 'Timezone names' },
     ref('TimezonesMeta'),
   ),
   ...failureEnvelopeSchemas('Failure', FAILURE_CODES, FAILURE_DESCRIPTIONS, ref('EmptyMeta')),
@@ -109,27 +110,9 @@ export const SHARED_SCHEMAS: readonly { readonly $id: string }[] = [
 
 type SuccessEnvelopeId = 'HelloEnvelope' | 'UserEnvelope' | 'SettingsEnvelope' | 'TimezonesEnvelope';
 
-// Response headers by the statuses that carry them (openapi.ts turns each into a components/headers $ref).
-
-// Answered before any route, hook or budget (405, 408, 417, 431, 501): X-Request-Id only, never a route's own headers.
-const BEFORE_ROUTE: ReadonlySet<number> = new Set([405, 408, 417, 431, 501]);
-const RATE_LIMIT: readonly ResponseHeader[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
-const BY_STATUS: Readonly<Partial<Record<FailureStatus, readonly ResponseHeader[]>>> = {
-  401: ['WWW-Authenticate'],
-  405: ['Allow'],
-  429: ['Retry-After'],
-  503: ['Retry-After'],
-};
-
-/** A 401 has spent no budget (the failed attempt's 429 has its own). */
-function headersFor(status: number, extra: readonly ResponseHeader[] = []): readonly ResponseHeader[] {
-  const limits: readonly ResponseHeader[] = BEFORE_ROUTE.has(status) || status === 401 ? [] : [...RATE_LIMIT, 'API-Key-Expires'];
-  return ['X-Request-Id', ...limits, ...(BY_STATUS[status as FailureStatus] ?? []), ...extra];
-}
-
-/** In the form @fastify/swagger renders. */
-function headerSchemas(headers: readonly ResponseHeader[]): Record<string, object> {
-  return Object.fromEntries(headers.map((name) => [name, { description: RESPONSE_HEADERS[name].description, ...RESPONSE_HEADERS[name].schema }]));
+/** The public port's answers past authentication also carry API-Key-Expires when the key is about to. */
+function headersOf(status: number, extra: readonly ResponseHeader[] = []): readonly ResponseHeader[] {
+  return headersFor(status, ['API-Key-Expires'], extra);
 }
 
 interface Answer {
@@ -142,11 +125,11 @@ function answer(schema: object, description: string, headers: readonly ResponseH
 }
 
 export function successOf(envelope: SuccessEnvelopeId, description: string, headers: readonly ResponseHeader[] = []) {
-  return answer(ref(envelope), description, headersFor(200, headers));
+  return answer(ref(envelope), description, headersOf(200, headers));
 }
 
 export function bodilessOf(status: number, description: string, headers: readonly ResponseHeader[] = []) {
-  return answer({ type: 'null' }, description, headersFor(status, headers));
+  return answer({ type: 'null' }, description, headersOf(status, headers));
 }
 
 export interface FailureOptions {
@@ -167,7 +150,7 @@ export function failuresFor(options: FailureOptions) {
   return Object.fromEntries(
     statuses.map((status) => {
       const description = status === 404 ? 'The account was deleted while this request ran (account_not_found).' : FAILURE_DESCRIPTIONS[status];
-      return [status, answer(ref(`Failure${status}`), description, headersFor(status))];
+      return [status, answer(ref(`Failure${status}`), description, headersOf(status))];
     }),
   );
 }

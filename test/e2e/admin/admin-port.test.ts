@@ -85,6 +85,7 @@ describe('the admin API document, limits and metrics', () => {
       'disableWebhookEndpoint',
       'enableWebhookEndpoint',
       'getAccount',
+      'getWebhookEndpoint',
       'listAccounts',
       'listKeys',
       'listWebhookDeliveries',

@@ -72,6 +72,7 @@ onEveryEngine('admin webhooks: errors', ({ suite: { test }, admin }) => {
 
   test('unknown endpoints and events are 404; a bad limit is 400 invalid_limit', async () => {
     expectFailure(await admin().call('DELETE', '/webhooks/we_nope'), 404, 'webhook_endpoint_not_found');
+    expectFailure(await admin().call('GET', '/webhooks/we_nope'), 404, 'webhook_endpoint_not_found');
     expectFailure(await admin().call('POST', '/webhooks/we_nope/disable', { form: {} }), 404, 'webhook_endpoint_not_found');
     expectFailure(await admin().call('GET', '/webhooks/we_nope/deliveries'), 404, 'webhook_endpoint_not_found');
     expectFailure(await admin().call('POST', '/webhook-events/evt_nope/redeliver', { form: {} }), 404, 'webhook_event_not_found');

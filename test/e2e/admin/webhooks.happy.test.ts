@@ -119,6 +119,20 @@ onEveryEngine(
       for (const endpoint of added) expectData(await admin().call('DELETE', `/webhooks/${endpoint.endpoint_id}`));
     });
 
+    test('one endpoint is read by its id, disabled or not, as the list shows it; the typed AdminClient reads it too', async () => {
+      const added = expectData(await admin().call('POST', '/webhooks', { form: { url: receiver.url, events: 'key.revoked', description: 'read me' } }), 201);
+      const { secret, ...shown } = added;
+      assert.match(secret, /^whsec_/);
+      assert.deepEqual(expectData(await admin().call('GET', `/webhooks/${added.endpoint_id}`)), shown, 'the endpoint as registered, without its secret');
+      const disabled = expectData(await admin().call('POST', `/webhooks/${added.endpoint_id}/disable`, { form: {} }));
+      const read = expectData(await admin().call('GET', `/webhooks/${added.endpoint_id}`));
+      assert.equal(read.enabled, false);
+      assert.deepEqual(read, disabled);
+      const client = new AdminClient({ baseUrl: admin().admin.replace(/\/admin\/v0$/, ''), token: admin().token });
+      assert.deepEqual(await client.getWebhookEndpoint(added.endpoint_id), disabled);
+      expectData(await admin().call('DELETE', `/webhooks/${added.endpoint_id}`));
+    });
+
     test('the typed AdminClient disables, enables and removes an endpoint', async () => {
       const client = new AdminClient({ baseUrl: admin().admin.replace(/\/admin\/v0$/, ''), token: admin().token });
       const endpoint = await client.addWebhookEndpoint({ url: receiver.url });
