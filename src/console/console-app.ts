@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/failures/http-error.ts';
 import { mapError } from '../http/failures/map-error.ts';
-import { adminTokenProof } from '../admin/admin-auth.ts';
+import { adminTokenProof, chargeAdminToken } from '../admin/admin-auth.ts';
 import type { ConsoleOptions, ConsolePageDependencies } from './page-dependencies.ts';
 import { consoleAssets } from './assets.ts';
 import { accountPages } from './pages/accounts.ts';
@@ -59,6 +59,11 @@ export async function operatorConsole(app: FastifyInstance, options: ConsoleOpti
     const message = mapped.messages[0];
     reply.failure = { code: message?.code ?? 'unknown', fault: mapped.statusCode >= 500 };
     reply.headers(mapped.headers);
+    if (message?.code === 'rate_limited') {
+      // The API's words name an API key; a person at the console is told whose budget it is, and when to come back.
+      const text = `This admin token has used its requests for now (ADMIN_RATE_LIMIT_PER_TOKEN, shared with the admin API calls made with it), so nothing was done. Try again in ${mapped.headers['Retry-After'] ?? 'a few'} seconds.`;
+      return views.send(request, reply, 'error', { title: 'Too many requests', section: null, status: 429, message: { ...message, message: text } }, 429);
+    }
     return views.send(request, reply, 'error', { title: 'Something went wrong', section: null, status: mapped.statusCode, message }, mapped.statusCode);
   });
   app.setNotFoundHandler((request, reply) => {
@@ -84,6 +89,9 @@ export async function operatorConsole(app: FastifyInstance, options: ConsoleOpti
       }
       request.consoleSession = session;
       request.adminTokenId = session.tokenId;
+      // Before any work, so a refused page or change does nothing (docs/console.md, Sessions).
+      const charged = chargeAdminToken(app.rateBudgets, request, reply, session.tokenId);
+      if (charged !== undefined) await charged;
       if (request.method !== 'GET' && request.method !== 'HEAD') {
         const csrf = (request.body as { _csrf?: unknown } | undefined)?._csrf;
         if (!provenFromConsole(request, csrf, session)) {
