@@ -84,8 +84,8 @@ export async function operatorConsole(app: FastifyInstance, options: ConsoleOpti
     signedIn.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
       const session = await sessions.find(request, reply);
       if (session === null) {
-        const ended = request.cookies[sessions.cookieName] !== undefined;
-        return reply.redirect(`/console/sign-in${ended ? '?notice=expired' : ''}`, 303);
+        const sent = sessions.cookiesSent(request);
+        return reply.redirect(`/console/sign-in${sent === 0 ? '' : sent === 1 ? '?notice=expired' : '?notice=two-sessions'}`, 303);
       }
       request.consoleSession = session;
       request.adminTokenId = session.tokenId;

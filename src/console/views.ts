@@ -25,6 +25,10 @@ const NOTICES: ReadonlyMap<string, string> = new Map(Object.entries({
   redelivered: 'The event is queued again.',
   'signed-out': 'You are signed out.',
   expired: 'Your session ended; sign in again.',
+  'two-sessions':
+    'Your browser sent two console session cookies, so neither was used: another site under the same domain may have set one. ' +
+    'Sign in again; if you are sent back here, delete the cookies of this site and its parent domain, and serve the console over HTTPS, ' +
+    'where no other site can set its cookie.',
 }));
 
 export function noticeOf(request: FastifyRequest): string | null {
