@@ -1,7 +1,10 @@
 // The console spends its admin token's request budget (ADMIN_RATE_LIMIT_PER_TOKEN) as the admin API does: a test event, an
 // outbound request on demand, is refused past it wherever it is asked for, and the refusal is a page that says so. Counted in
-// the process (SQLite) and in Redis (PostgreSQL), the two ways the budget is kept.
+// the process (SQLite) and in Redis (PostgreSQL), the two ways the budget is kept; and a search past it, in Chromium.
 import assert from 'node:assert/strict';
+import { chromium, type Browser } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from '../../support/chromium.ts';
+import { HANG_MS } from '../../support/eventually.ts';
 import { call } from '../../support/http.ts';
 import { createTestDatabase, postgresSkipReason, type TestDatabase } from '../../support/postgres.ts';
 import { redisSkipReason, TEST_REDIS_URL, uniqueKeyPrefix } from '../../support/redis.ts';
@@ -86,3 +89,37 @@ for (const setup of SETUPS) {
     });
   });
 }
+
+const inBrowser = requiring(chromiumSkip);
+inBrowser.describe('a search past the budget, in a browser', () => {
+  const { before, after, test } = inBrowser;
+  let server: ConsoleServer;
+  let browser: Browser;
+
+  before(async () => {
+    [server, browser] = await Promise.all([
+      startConsoleServer(null, { ADMIN_RATE_LIMIT_PER_TOKEN: '2', RATE_LIMIT_WINDOW_MS: '86400000' }),
+      chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS }),
+    ]);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  test('is shown as the refusal page, not left as stale results', async () => {
+    const page = await (await browser.newContext()).newPage();
+    // A hang detector, not a timing check.
+    page.setDefaultTimeout(HANG_MS);
+    await page.goto(`${server.origin}/console/sign-in`);
+    await page.locator('#token').fill(server.token);
+    await page.locator('form[action="/console/sign-in"] button[type="submit"]').click();
+    // The accounts page is the budget's first request, the first search its second (htmx, the results alone).
+    await page.waitForURL(`${server.origin}/console/accounts`);
+    await page.locator('#prefix').fill('a');
+    await page.waitForURL(`${server.origin}/console/accounts?prefix=a`);
+    await page.locator('#prefix').fill('al');
+    await page.locator('main h1', { hasText: 'Too many requests' }).waitFor();
+    assert.match(await page.locator('main').innerText(), /This admin token has used its requests for now/);
+  });
+});
