@@ -20,9 +20,8 @@ import { adminUrlOf, bearer, expectData, makeAdminToken } from '../admin/admin-s
 
 const { describe, before, after, test } = requiring(chromiumSkip);
 
-// Names only the browser resolves, to 127.0.0.1. Chromium lets a host set a cookie for its parent only under a known public
-// suffix, so a reserved .com name (RFC 2606), never looked up: the mapping answers first.
-const PARENT = 'example.com';
+// Names only the browser resolves, to 127.0.0.1 (--host-resolver-rules), under the reserved .test (RFC 2606): never looked up.
+const PARENT = 'example.test';
 const CONSOLE_HOST = `console.${PARENT}`;
 const SIBLING_HOST = `evil.${PARENT}`;
 
