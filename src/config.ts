@@ -156,7 +156,7 @@ export interface PostgresSettings {
   readonly connectTimeoutMs: number;
   /** Then PostgreSQL cancels it. */
   readonly statementTimeoutMs: number;
-  /** Prepared once per connection, then only bound: off behind a transaction pooler. */
+  /** Prepared once per connection, then only bound: never behind a transaction pooler. */
   readonly preparedStatements: boolean;
   /** `transaction`: the database URL is a transaction pooler (PgBouncer), which keeps no session state between transactions. */
   readonly pooler: 'none' | 'transaction';
@@ -482,11 +482,19 @@ function sameDatabase(database: DatabaseTarget, liveUrl: string, cwd: string): b
 
 /**
  * Behind a transaction pooler a statement prepared in one transaction is gone (or another client's) in the next, so named
- * statements are off unless asked for (PgBouncer 1.21 and later keeps them with max_prepared_statements).
+ * statements are off there, and asking for them is refused: through PgBouncer 1.18 a second instance's first statement
+ * failed with `prepared statement ... already exists` (issue 36; docs/deploy.md#through-pgbouncer).
  */
 function postgresSettings(env: Environment): PostgresSettings {
   const pooler = oneOf('PG_POOLER', env.PG_POOLER, ['none', 'transaction'], 'none');
   const prepared = oneOf('PG_PREPARED_STATEMENTS', env.PG_PREPARED_STATEMENTS, ['on', 'off'], pooler === 'none' ? 'on' : 'off');
+  if (prepared === 'on' && pooler === 'transaction') {
+    throw new ConfigError(
+      'PG_PREPARED_STATEMENTS=on cannot be used with PG_POOLER=transaction: a transaction pooler hands each transaction to ' +
+        "whichever server connection is free, where another client's statement may already hold the name. Leave " +
+        'PG_PREPARED_STATEMENTS unset (off behind the pooler), or connect directly with PG_POOLER=none (docs/deploy.md#through-pgbouncer).',
+    );
+  }
   return {
     poolMax: integer('PG_POOL_MAX', env.PG_POOL_MAX, 10, 1, 1000),
     connectTimeoutMs: integer('PG_CONNECT_TIMEOUT_MS', env.PG_CONNECT_TIMEOUT_MS, 2000, 100, 60_000),

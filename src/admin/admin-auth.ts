@@ -165,11 +165,18 @@ export function adminAuthenticator(rateBudgets: RateBudgets, options: AdminAuthO
     }
     const tokenId = await proven(request, reply, header);
     request.adminTokenId = tokenId;
-    // Its own budget, `admin:<id>`, never a key id.
-    request.keyId = `admin:${tokenId}`;
-    const charged = rateBudgets.charge(request, reply);
+    const charged = chargeAdminToken(rateBudgets, request, reply, tokenId);
     if (charged !== undefined) await charged;
   };
+}
+
+/**
+ * Spends one of the token's requests (ADMIN_RATE_LIMIT_PER_TOKEN), 429 past it: by its admin API calls and by its console
+ * session's pages alike, so the console is no way around the budget. Its own budget, `admin:<id>`, never a key id.
+ */
+export function chargeAdminToken(rateBudgets: RateBudgets, request: FastifyRequest, reply: FastifyReply, tokenId: string): void | Promise<void> {
+  request.keyId = `admin:${tokenId}`;
+  return rateBudgets.charge(request, reply);
 }
 
 /**

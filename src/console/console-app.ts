@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/failures/http-error.ts';
 import { mapError } from '../http/failures/map-error.ts';
-import { adminTokenProof } from '../admin/admin-auth.ts';
+import { adminTokenProof, chargeAdminToken } from '../admin/admin-auth.ts';
 import type { ConsoleOptions, ConsolePageDependencies } from './page-dependencies.ts';
 import { consoleAssets } from './assets.ts';
 import { failurePage } from './failure-pages.ts';
@@ -61,6 +61,11 @@ export async function operatorConsole(app: FastifyInstance, options: ConsoleOpti
     reply.failure = { code: message?.code ?? 'unknown', fault: mapped.statusCode >= 500 };
     reply.headers(mapped.headers);
     const page = failurePage(message?.code ?? 'unknown', mapped.statusCode, request.params);
+    if (message?.code === 'rate_limited') {
+      // The API's words name an API key; a person at the console is told whose budget it is, and when to come back.
+      const text = `This admin token has used its requests for now (ADMIN_RATE_LIMIT_PER_TOKEN, shared with the admin API calls made with it), so nothing was done. Try again in ${mapped.headers['Retry-After'] ?? 'a few'} seconds.`;
+      return views.send(request, reply, 'error', { ...page, section: null, status: 429, message: { ...message, message: text } }, 429);
+    }
     return views.send(request, reply, 'error', { ...page, section: null, status: mapped.statusCode, message }, mapped.statusCode);
   });
   app.setNotFoundHandler((request, reply) => {
@@ -81,11 +86,14 @@ export async function operatorConsole(app: FastifyInstance, options: ConsoleOpti
     signedIn.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
       const session = await sessions.find(request, reply);
       if (session === null) {
-        const ended = request.cookies[sessions.cookieName] !== undefined;
-        return reply.redirect(`/console/sign-in${ended ? '?notice=expired' : ''}`, 303);
+        const sent = sessions.cookiesSent(request);
+        return reply.redirect(`/console/sign-in${sent === 0 ? '' : sent === 1 ? '?notice=expired' : '?notice=two-sessions'}`, 303);
       }
       request.consoleSession = session;
       request.adminTokenId = session.tokenId;
+      // Before any work, so a refused page or change does nothing (docs/console.md, Sessions).
+      const charged = chargeAdminToken(app.rateBudgets, request, reply, session.tokenId);
+      if (charged !== undefined) await charged;
       if (request.method !== 'GET' && request.method !== 'HEAD') {
         const csrf = (request.body as { _csrf?: unknown } | undefined)?._csrf;
         if (!provenFromConsole(request, csrf, session)) {

@@ -1,5 +1,6 @@
-// The console's own script (served from /console/assets, never inline): copy buttons, and a key's usage chart drawn from the
-// table on the same page with Chart.js. Everything works without it but the chart and the copy button.
+// The console's own script (served from /console/assets, never inline): copy buttons, a key's usage chart drawn from the
+// table on the same page with Chart.js, and a refused search shown as a page. Everything works without it but the chart and
+// the copy button.
 'use strict';
 
 document.addEventListener('click', (event) => {
@@ -60,3 +61,10 @@ function drawUsage() {
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', drawUsage);
 else drawUsage();
+
+// A search answered with a refusal htmx swaps nothing in for (429 once the admin token's request budget is spent): the address is
+// loaded as a whole page instead, which shows the refusal and when to try again, rather than leaving stale results in place.
+document.addEventListener('htmx:responseError', (event) => {
+  const xhr = event.detail.xhr;
+  if (xhr.status === 429 && xhr.responseURL) window.location.assign(xhr.responseURL);
+});

@@ -32,6 +32,8 @@ export function failurePage(code: string, status: number, params: unknown): Fail
       };
     case 'not_found':
       return { title: 'No such page', back: ACCOUNTS };
+    case 'rate_limited':
+      return { title: 'Too many requests', back: ACCOUNTS };
     default:
       // A refusal (bad input, a conflict) is the request's; only a 5xx is ours.
       return { title: status >= 500 ? 'Something went wrong' : 'The request was refused', back: ACCOUNTS };

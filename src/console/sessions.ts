@@ -13,8 +13,42 @@ export const SESSION_COOKIE = 'console_session';
 export function sessionCookieName(environment: 'live' | 'sandbox'): string {
   return environment === 'sandbox' ? `${SESSION_COOKIE}_sandbox` : SESSION_COOKIE;
 }
-/** The cookie is sent to the console's pages only, never to the admin API beside them. */
+/** Over plain HTTP the cookie is sent to the console's pages only, never to the admin API beside them. */
 export const CONSOLE_PATH = '/console';
+
+/** The cookie as a request's scheme has it: its name, path, and whether the browser sends it over TLS only. */
+export interface SessionCookie {
+  readonly name: string;
+  readonly path: string;
+  readonly secure: boolean;
+}
+
+/**
+ * Whenever the browser reached us over TLS (here or at a trusted proxy, TRUST_PROXY), the `__Host-` prefix: a browser keeps such
+ * a cookie only if it is Secure, for Path=/ and without Domain, so no other host (a sibling subdomain setting Domain=<parent>)
+ * can plant one of that name. Plain HTTP cannot have it; there a sibling can (docs/console.md, Sessions).
+ */
+export function sessionCookieOf(request: FastifyRequest, baseName: string): SessionCookie {
+  if (request.protocol === 'https') return { name: `__Host-${baseName}`, path: '/', secure: true };
+  return { name: baseName, path: CONSOLE_PATH, secure: false };
+}
+
+/**
+ * Every value the request's Cookie header gives `name`, in order. A browser sends one per cookie it holds under that name (one
+ * set by this host, others by a parent domain, for other paths); a parser keeps the first, which would let a planted one win.
+ */
+export function cookieValues(header: string | undefined, name: string): string[] {
+  if (header === undefined) return [];
+  const values: string[] = [];
+  for (const pair of header.split(';')) {
+    const equals = pair.indexOf('=');
+    if (equals === -1 || pair.slice(0, equals).trim() !== name) continue;
+    const value = pair.slice(equals + 1).trim();
+    values.push(value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value);
+  }
+  return values;
+}
+
 /** A session's last request is written at most this often; the idle lifetime is judged at this precision. */
 const TOUCH_INTERVAL_MS = 60_000;
 /** A cookie's secret as begin() makes it: 32 random bytes in base64url. */
@@ -23,7 +57,7 @@ const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 export interface SessionSettings {
   readonly idleMs: number;
   readonly maxMs: number;
-  /** sessionCookieName's; SESSION_COOKIE when absent. */
+  /** sessionCookieName's, `__Host-` prefixed over TLS (sessionCookieOf); SESSION_COOKIE when absent. */
   readonly cookieName?: string;
 }
 
@@ -89,30 +123,45 @@ export class ConsoleSessions {
     this.#now = now;
   }
 
-  /**
-   * After the token was proven: a new session, its cookie set on `reply`. A session the browser already held is ended first, so
-   * signing in again (another operator's token on a shared browser) leaves no earlier session alive for a copied cookie.
-   */
-  async begin(reply: FastifyReply, request: FastifyRequest, tokenId: string): Promise<void> {
-    const earlier = request.cookies[this.cookieName];
-    if (earlier !== undefined && SECRET_SHAPE.test(earlier)) await this.#store.endConsoleSession(hashOf(earlier));
-    const secret = randomBytes(32).toString('base64url');
-    await this.#store.createConsoleSession({ hash: hashOf(secret), tokenId, createdAt: new Date(this.#now()) });
-    reply.setCookie(this.cookieName, secret, this.#cookieOptions(request, Math.floor(this.#settings.maxMs / 1000)));
+  /** How many session cookies the request carries under this scheme's name: two or more is none (find). */
+  cookiesSent(request: FastifyRequest): number {
+    return cookieValues(request.headers.cookie, sessionCookieOf(request, this.cookieName).name).length;
   }
 
-  /** The live session the request's cookie names, or null (no cookie, unknown, idle or too old, or its token revoked). */
+  /**
+   * After the token was proven: a new session, its cookie set on `reply`. Every session the browser sent a cookie of is ended
+   * first, so signing in again (another operator's token on a shared browser) leaves no earlier session alive for a copied
+   * cookie, and a session planted beside the browser's own ends too.
+   */
+  async begin(reply: FastifyReply, request: FastifyRequest, tokenId: string): Promise<void> {
+    const cookie = sessionCookieOf(request, this.cookieName);
+    for (const earlier of cookieValues(request.headers.cookie, cookie.name)) {
+      if (SECRET_SHAPE.test(earlier)) await this.#store.endConsoleSession(hashOf(earlier));
+    }
+    const secret = randomBytes(32).toString('base64url');
+    await this.#store.createConsoleSession({ hash: hashOf(secret), tokenId, createdAt: new Date(this.#now()) });
+    reply.setCookie(cookie.name, secret, this.#cookieOptions(cookie, Math.floor(this.#settings.maxMs / 1000)));
+  }
+
+  /**
+   * The live session the request's cookie names, or null: no cookie, unknown, idle or too old, or its token revoked; and two
+   * cookies or more, since which is the browser's own cannot be told (one may be planted by a sibling host, docs/console.md).
+   */
   async find(request: FastifyRequest, reply: FastifyReply): Promise<ConsoleSignedIn | null> {
-    const secret = request.cookies[this.cookieName];
-    if (secret === undefined || !SECRET_SHAPE.test(secret)) return null;
+    const cookie = sessionCookieOf(request, this.cookieName);
+    const sent = cookieValues(request.headers.cookie, cookie.name);
+    // Two or more are none, and none is cleared: clearing this host's own would leave the planted one to be used alone.
+    if (sent.length !== 1) return null;
+    const secret = sent[0]!;
+    if (!SECRET_SHAPE.test(secret)) return this.#forget(cookie, reply);
     const hash = hashOf(secret);
     const session = await this.#store.findConsoleSession(hash);
-    if (session === null) return this.#forget(request, reply);
+    if (session === null) return this.#forget(cookie, reply);
     const now = this.#now();
     const idle = now - session.lastSeenAt.getTime();
     if (session.tokenRevoked || idle > this.#settings.idleMs || now - session.createdAt.getTime() > this.#settings.maxMs) {
       await this.#store.endConsoleSession(hash);
-      return this.#forget(request, reply);
+      return this.#forget(cookie, reply);
     }
     if (idle >= TOUCH_INTERVAL_MS) {
       this.#store.touchConsoleSession(hash, new Date(now)).catch((error: unknown) => request.log.warn({ err: error }, 'could not record console session use'));
@@ -123,22 +172,16 @@ export class ConsoleSessions {
   /** Sign out: the session is gone from the store, not only from this browser. */
   async end(request: FastifyRequest, reply: FastifyReply, session: ConsoleSignedIn): Promise<void> {
     await this.#store.endConsoleSession(session.hash);
-    this.#forget(request, reply);
+    this.#forget(sessionCookieOf(request, this.cookieName), reply);
   }
 
-  #forget(request: FastifyRequest, reply: FastifyReply): null {
-    reply.clearCookie(this.cookieName, this.#cookieOptions(request, 0));
+  #forget(cookie: SessionCookie, reply: FastifyReply): null {
+    reply.clearCookie(cookie.name, this.#cookieOptions(cookie, 0));
     return null;
   }
 
-  #cookieOptions(request: FastifyRequest, maxAgeSeconds: number) {
-    return {
-      path: CONSOLE_PATH,
-      httpOnly: true,
-      sameSite: 'strict' as const,
-      // Whenever the browser reached us over TLS, here or at a trusted proxy (TRUST_PROXY): never sent back over plain HTTP.
-      secure: request.protocol === 'https',
-      maxAge: maxAgeSeconds,
-    };
+  #cookieOptions(cookie: SessionCookie, maxAgeSeconds: number) {
+    // Secure whenever the browser came over TLS: never sent back over plain HTTP.
+    return { path: cookie.path, httpOnly: true, sameSite: 'strict' as const, secure: cookie.secure, maxAge: maxAgeSeconds };
   }
 }

@@ -11,8 +11,11 @@ const VIEWS = join(dirname(fileURLToPath(import.meta.url)), 'views');
 /** The sections of the top bar; a page names the one it belongs to. */
 export type Section = 'accounts' | 'audit' | 'webhooks' | null;
 
-/** Fixed texts a redirect may ask a page to show (?notice=...): never text taken from the address. */
-const NOTICES: Readonly<Record<string, string>> = {
+/**
+ * Fixed texts a redirect may ask a page to show (?notice=...): never text taken from the address. A Map, so that only these
+ * are found (an object would also answer ?notice=constructor with one of its built-in properties).
+ */
+const NOTICES: ReadonlyMap<string, string> = new Map(Object.entries({
   created: 'The account was created.',
   saved: 'The account was saved.',
   deleted: 'The account was deleted, with its keys.',
@@ -23,11 +26,15 @@ const NOTICES: Readonly<Record<string, string>> = {
   redelivered: 'The event is queued again.',
   'signed-out': 'You are signed out.',
   expired: 'Your session ended; sign in again.',
-};
+  'two-sessions':
+    'Your browser sent two console session cookies, so neither was used: another site under the same domain may have set one. ' +
+    'Sign in again; if you are sent back here, delete the cookies of this site and its parent domain, and serve the console over HTTPS, ' +
+    'where no other site can set its cookie.',
+}));
 
 export function noticeOf(request: FastifyRequest): string | null {
   const notice = (request.query as { notice?: unknown } | undefined)?.notice;
-  return typeof notice === 'string' ? (NOTICES[notice] ?? null) : null;
+  return typeof notice === 'string' ? (NOTICES.get(notice) ?? null) : null;
 }
 
 export interface PageData {

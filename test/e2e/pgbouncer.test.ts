@@ -113,6 +113,12 @@ describe('through PgBouncer in transaction pooling mode', () => {
       assert.match(output, /Set PG_POOLER=transaction/, output);
     });
 
+    test('with PG_PREPARED_STATEMENTS=on it refuses to start, naming the setting', async () => {
+      // Issue 36: accepted before, the second of two instances exited on `prepared statement "aapi_0" already exists`.
+      const output = await expectStartFailure(workspace, [], { PG_PREPARED_STATEMENTS: 'on' });
+      assert.match(output, /PG_PREPARED_STATEMENTS=on cannot be used with PG_POOLER=transaction/, output);
+    });
+
     test("it refuses to start while the database's own statement_timeout is off, or longer than PG_STATEMENT_TIMEOUT_MS", async () => {
       const off = await expectStartFailure(workspace);
       assert.match(off, /statement_timeout bounds single statements, and it is off: run ALTER ROLE/, off);

@@ -83,12 +83,17 @@ describe('environment overrides', () => {
     assert.deepEqual(loadConfig({ DATABASE_URL: long }, {}, CWD).database, { engine: 'postgres', url: long });
   });
 
-  test('PG_POOLER=transaction turns named statements off unless PG_PREPARED_STATEMENTS=on asks for them', () => {
+  test('PG_POOLER=transaction turns named statements off, and refuses PG_PREPARED_STATEMENTS=on beside it', () => {
     const direct = loadConfig({ DATABASE_URL: 'postgres://db.internal/accounts' }, {}, CWD).postgres;
     assert.deepEqual([direct.pooler, direct.preparedStatements], ['none', true]);
     const pooled = loadConfig({ DATABASE_URL: 'postgres://pgbouncer.internal:6432/accounts', PG_POOLER: 'transaction' }, {}, CWD).postgres;
     assert.deepEqual([pooled.pooler, pooled.preparedStatements], ['transaction', false]);
-    assert.equal(loadConfig({ PG_POOLER: 'transaction', PG_PREPARED_STATEMENTS: 'on' }, {}, CWD).postgres.preparedStatements, true);
+    assert.equal(loadConfig({ PG_POOLER: 'transaction', PG_PREPARED_STATEMENTS: 'off' }, {}, CWD).postgres.preparedStatements, false);
+    // Issue 36: through PgBouncer 1.18 a second instance died on `prepared statement "aapi_0" already exists`.
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: 'postgres://pgbouncer.internal:6432/accounts', PG_POOLER: 'transaction', PG_PREPARED_STATEMENTS: 'on' }, {}, CWD),
+      (error) => error instanceof ConfigError && /^PG_PREPARED_STATEMENTS=on cannot be used with PG_POOLER=transaction/.test(error.message),
+    );
     assert.throws(() => loadConfig({ PG_POOLER: 'session' }, {}, CWD), /PG_POOLER must be one of none, transaction; got 'session'/);
   });
 

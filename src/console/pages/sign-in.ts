@@ -38,7 +38,10 @@ export async function signInPages(app: FastifyInstance, options: SignInDependenc
   app.get('/', (_request, reply) => reply.redirect('/console/accounts', 303));
 
   app.get('/sign-in', async (request, reply) => {
-    if ((await consoleSessions.find(request, reply)) !== null) return reply.redirect('/console/accounts', 303);
+    // Sent here for two session cookies, the page stays even if this path sees one: a cookie planted for a longer path
+    // (/console/accounts) is not sent here, and going back there would send the browser round in circles.
+    const twoSessions = (request.query as { notice?: unknown }).notice === 'two-sessions';
+    if (!twoSessions && (await consoleSessions.find(request, reply)) !== null) return reply.redirect('/console/accounts', 303);
     return views.send(request, reply, 'sign-in', { title: 'Sign in', section: null, error: null, lifetimes });
   });
 

@@ -1,7 +1,8 @@
 // The PostgreSQL engine every postgres.ts part runs on: a node-postgres pool, one statement or transaction at a time,
 // failures translated (pg-errors.ts). It names no table. Behind a transaction pooler (PG_POOLER=transaction) it keeps no
-// session state: no startup parameter but application_name, the statement timeout set per transaction (and named statements
-// off unless the pooler keeps them: config.ts).
+// session state: no startup parameter but application_name, the statement timeout set per transaction, and no named statement
+// (config.ts refuses PG_PREPARED_STATEMENTS=on with it).
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { ConfigError } from '../../config.ts';
 import { isConnectionFailure, translatePgError } from './pg-errors.ts';
@@ -21,6 +22,15 @@ export interface PostgresConnectionOptions {
   readonly pooler?: 'none' | 'transaction';
   /** Idle connections that die; the pool has already dropped them. */
   readonly onConnectionError?: (error: Error) => void;
+}
+
+/**
+ * A named statement's name: a hash of its text, so one name never means two statements, whichever process or version named it
+ * and in whatever order it first ran them (numbered by first use, two processes gave aapi_0 to different SQL: issue 36).
+ * 160 bits in hex: within PostgreSQL's 63-byte identifiers.
+ */
+function statementName(text: string): string {
+  return `aapi_${createHash('sha256').update(text).digest('hex').slice(0, 40)}`;
 }
 
 /** The client timeout only catches a server that stopped answering, so the server's fires first. */
@@ -49,7 +59,7 @@ export class PostgresEngine {
   readonly connection: PostgresConnectionOptions;
   readonly #pool: pg.Pool;
   #closing: Promise<void> | undefined;
-  /** Same text, same name on every connection. */
+  /** Each text's name (statementName), worked out once. */
   readonly #names: Map<string, string> | null;
   readonly #beforeClose: (() => Promise<void>)[] = [];
   /** What opens a transaction: behind a pooler, with the statement timeout the session cannot carry, in the same round trip. */
@@ -134,7 +144,7 @@ export class PostgresEngine {
     if (this.#names === null || values.length === 0) return { text, values: values as unknown[] };
     let name = this.#names.get(text);
     if (name === undefined) {
-      name = `aapi_${this.#names.size}`;
+      name = statementName(text);
       this.#names.set(text, name);
     }
     return { name, text, values: values as unknown[] };

@@ -3,7 +3,7 @@
 // Plain HTTP as a browser sends it.
 import assert from 'node:assert/strict';
 import { cliOk } from '../../support/server-process.ts';
-import { ENGINES } from '../admin/admin-support.ts';
+import { ENGINES, makeAdminToken } from '../admin/admin-support.ts';
 import { consoleRequest, csrfOf, signIn, startConsoleServer, type ConsoleServer } from './console-support.ts';
 
 for (const engine of ENGINES) {
@@ -85,6 +85,37 @@ for (const engine of ENGINES) {
       const earlier = await consoleRequest(server, 'GET', '/console/accounts', { cookie: issued });
       assert.equal(earlier.status, 303, 'the earlier session still opens pages');
       assert.equal((await consoleRequest(server, 'GET', '/console/accounts', { cookie: next })).status, 200);
+    });
+
+    test('two session cookies are none: the page goes to the sign-in, which says why, and signing in is not refused', async () => {
+      // As a browser sends a cookie a sibling host set for Domain=<parent>; Path=/console/accounts before this host's own.
+      const planter = await signIn(server, await makeAdminToken(server.workspace, 'planter'));
+      for (const planted of [planter, `console_session=${'A'.repeat(43)}`, 'console_session=junk']) {
+        const page = await consoleRequest(server, 'GET', '/console/accounts', { cookie: `${planted}; ${cookie}` });
+        assert.equal(page.status, 303, `with ${planted} beside the session, the page was served`);
+        assert.equal(page.location, '/console/sign-in?notice=two-sessions');
+        assert.equal(page.headers.get('set-cookie'), null, 'a cookie was cleared, leaving the other to be used alone');
+        const change = await consoleRequest(server, 'POST', '/console/accounts', { cookie: `${planted}; ${cookie}`, form: { _csrf: csrfOf((await consoleRequest(server, 'GET', '/console/accounts', { cookie })).html), username: 'planted' } });
+        assert.equal(change.status, 303);
+        assert.equal((await server.call('GET', '/accounts/planted')).status, 404, 'an account was created with two session cookies');
+      }
+      const signInPage = await consoleRequest(server, 'GET', '/console/sign-in?notice=two-sessions');
+      assert.match(signInPage.html, /Your browser sent two console session cookies, so neither was used/);
+      const again = await consoleRequest(server, 'POST', '/console/sign-in', { cookie: `${planter}; ${cookie}`, form: { token: server.token } });
+      assert.equal(again.status, 303, again.html.slice(0, 300));
+      assert.equal(again.location, '/console/accounts');
+      // The planter's session, sent along with the sign-in, is over.
+      assert.equal((await consoleRequest(server, 'GET', '/console/accounts', { cookie: planter })).location, '/console/sign-in?notice=expired');
+      cookie = (again.headers.get('set-cookie') ?? '').split(';')[0]!;
+    });
+
+    test('?notice= shows only the fixed notices, never a property every object has', async () => {
+      for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+        const page = await consoleRequest(server, 'GET', `/console/accounts?notice=${name}`, { cookie });
+        assert.equal(page.status, 200);
+        assert.doesNotMatch(page.html, /class="notice"|native code|\[object /, `?notice=${name} showed something`);
+      }
+      assert.match((await consoleRequest(server, 'GET', '/console/accounts?notice=saved', { cookie })).html, /The account was saved\./);
     });
 
     test('the answers that show a key or a signing secret once tell every cache not to keep them', async () => {

@@ -120,7 +120,7 @@ for (const engine of ENGINES) {
       assert.equal(replayed.status, 303, 'the old cookie still opened a page after sign-out');
     });
 
-    test('the cookie is HttpOnly, SameSite=Strict, for /console only, and Secure exactly when the browser came over TLS', async () => {
+    test('the cookie is HttpOnly and SameSite=Strict; over TLS a Secure __Host- cookie for /, over plain HTTP for /console only', async () => {
       const plain = await consoleRequest(server, 'POST', '/console/sign-in', { form: { token: server.token } });
       const attributes = (plain.headers.get('set-cookie') ?? '').split(';').map((part) => part.trim().toLowerCase());
       for (const expected of ['httponly', 'samesite=strict', 'path=/console']) assert.ok(attributes.includes(expected), `missing ${expected}: ${attributes}`);
@@ -134,7 +134,11 @@ for (const engine of ENGINES) {
         body: new URLSearchParams({ token: server.token }).toString(),
       });
       assert.equal(response.status, 303);
-      assert.match(response.headers.get('set-cookie') ?? '', /;\s*Secure/i);
+      // The __Host- prefix's rules (RFC 6265bis): Secure, Path=/ and no Domain, or the browser drops the cookie.
+      const tls = (response.headers.get('set-cookie') ?? '').split(';').map((part) => part.trim());
+      assert.match(tls[0]!, /^__Host-console_session=[A-Za-z0-9_-]{43}$/);
+      for (const expected of ['httponly', 'samesite=strict', 'path=/', 'secure']) assert.ok(tls.map((part) => part.toLowerCase()).includes(expected), `missing ${expected}: ${tls}`);
+      assert.ok(!tls.some((part) => /^domain=/i.test(part)), `a Domain attribute: ${tls}`);
     });
 
     test('every page carries the policy, and no page has an inline script, handler or style', async () => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ConsoleSessions, provenFromConsole, SESSION_COOKIE, sessionCookieName } from '../../../src/console/sessions.ts';
+import { ConsoleSessions, cookieValues, provenFromConsole, sessionCookieName } from '../../../src/console/sessions.ts';
 import type { ConsoleSession, ConsoleSessionStore, NewConsoleSession } from '../../../src/store/console-sessions/console-session-store.ts';
 
 const MINUTE = 60_000;
@@ -35,31 +35,33 @@ class MemorySessions implements ConsoleSessionStore {
   }
 }
 
-/** A browser of one: the cookie it holds, as the replies set and clear it. */
+/** A browser of one: the cookie it holds, as the replies set and clear it, sent back in a Cookie header with `planted` ones. */
 function browser(headers: Record<string, string> = {}, protocol: 'http' | 'https' = 'http') {
-  let cookie: string | undefined;
+  let cookie: { name: string; value: string } | undefined;
+  const planted: string[] = [];
   const set: { name: string; value: string; options: Record<string, unknown> }[] = [];
-  const request = () =>
-    ({
-      cookies: cookie === undefined ? {} : { [SESSION_COOKIE]: cookie },
-      headers,
+  const request = () => {
+    const sent = [...planted, ...(cookie === undefined ? [] : [`${cookie.name}=${cookie.value}`])];
+    return {
+      headers: sent.length === 0 ? headers : { ...headers, cookie: sent.join('; ') },
       protocol,
       host: '127.0.0.1:8082',
       log: { warn: () => {} },
-    }) as unknown as FastifyRequest;
+    } as unknown as FastifyRequest;
+  };
   const reply = {
     setCookie(name: string, value: string, options: Record<string, unknown>) {
       set.push({ name, value, options });
-      cookie = value;
+      cookie = { name, value };
       return reply;
     },
     clearCookie(name: string, options: Record<string, unknown>) {
       set.push({ name, value: '', options });
-      cookie = undefined;
+      if (cookie?.name === name) cookie = undefined;
       return reply;
     },
   } as unknown as FastifyReply;
-  return { request, reply, set, cookie: () => cookie };
+  return { request, reply, set, planted, cookie: () => cookie?.value };
 }
 
 describe('console sessions', () => {
@@ -140,22 +142,67 @@ describe('console sessions', () => {
     assert.equal(store.touches, 1, '100 requests over 100 s wrote the last use more than once');
   });
 
-  test('the cookie is HttpOnly, SameSite=Strict, for /console, lasts the absolute lifetime, and is Secure over TLS only', async () => {
+  test('over plain HTTP the cookie is console_session, HttpOnly, SameSite=Strict, for /console, for the absolute lifetime', async () => {
     const sessions = new ConsoleSessions(new MemorySessions(), SETTINGS);
     const plain = browser();
     await sessions.begin(plain.reply, plain.request(), 'tok000000001');
+    assert.equal(plain.set[0]!.name, 'console_session');
     assert.deepEqual(plain.set[0]!.options, { path: '/console', httpOnly: true, sameSite: 'strict', secure: false, maxAge: 12 * 3600 });
     assert.match(plain.set[0]!.value, /^[A-Za-z0-9_-]{43}$/, 'not 32 random bytes');
+  });
+
+  test('over TLS it is a __Host- cookie: Secure, Path=/, no Domain, so no other host can set one of its name', async () => {
+    const sessions = new ConsoleSessions(new MemorySessions(), SETTINGS);
     const tls = browser({}, 'https');
     await sessions.begin(tls.reply, tls.request(), 'tok000000001');
-    assert.equal(tls.set[0]!.options.secure, true);
+    // The prefix's rules (RFC 6265bis, "The __Host- Prefix"): Secure, Path=/, and no Domain attribute.
+    assert.equal(tls.set[0]!.name, '__Host-console_session');
+    assert.deepEqual(tls.set[0]!.options, { path: '/', httpOnly: true, sameSite: 'strict', secure: true, maxAge: 12 * 3600 });
+    assert.equal((await sessions.find(tls.request(), tls.reply))?.tokenId, 'tok000000001');
+    // The unprefixed name, which a sibling host can set for the parent domain, opens nothing over TLS.
+    const planted = browser({}, 'https');
+    planted.planted.push(`console_session=${tls.cookie()}`);
+    assert.equal(await sessions.find(planted.request(), planted.reply), null, 'an unprefixed cookie was taken over TLS');
+  });
+
+  test('two session cookies are none: neither is used, and neither cleared', async () => {
+    const store = new MemorySessions();
+    const sessions = new ConsoleSessions(store, SETTINGS);
+    const mallory = browser();
+    await sessions.begin(mallory.reply, mallory.request(), 'tok00mallory');
+    const alice = browser();
+    await sessions.begin(alice.reply, alice.request(), 'tok000000001');
+    // A browser sends the cookie with the longer path first: the one a sibling host set for /console/accounts.
+    alice.planted.push(`console_session=${mallory.cookie()}`);
+    const before = alice.set.length;
+    assert.equal(await sessions.find(alice.request(), alice.reply), null, 'one of two session cookies was used');
+    assert.equal(sessions.cookiesSent(alice.request()), 2);
+    assert.equal(alice.set.length, before, 'a cookie was cleared, leaving the other to be used alone');
+    alice.planted[0] = `console_session=${'A'.repeat(43)}`;
+    assert.equal(await sessions.find(alice.request(), alice.reply), null, 'a junk cookie beside the real one let the real one through');
+    // Signing in ends every session the browser sent a cookie of, the planted one too.
+    alice.planted[0] = `console_session=${mallory.cookie()}`;
+    await sessions.begin(alice.reply, alice.request(), 'tok000000001');
+    assert.equal(await sessions.find(mallory.request(), mallory.reply), null, "the planter's session outlived the sign-in it was sent with");
+  });
+
+  test('a cookie value in quotes is read as the value inside them, and other cookies are left alone', () => {
+    assert.deepEqual(cookieValues('a=1; console_session="abc"; console_sessionx=2; console_session=def', 'console_session'), ['abc', 'def']);
+    assert.deepEqual(cookieValues('theme=dark', 'console_session'), []);
+    assert.deepEqual(cookieValues(undefined, 'console_session'), []);
   });
 });
 
-test("the sandbox's console has a cookie of its own, so a live and a sandbox console on one host do not sign each other out", () => {
+test("the sandbox's console has a cookie of its own, so a live and a sandbox console on one host do not sign each other out", async () => {
   assert.equal(sessionCookieName('live'), 'console_session');
   assert.equal(sessionCookieName('sandbox'), 'console_session_sandbox');
-  assert.equal(new ConsoleSessions(new MemorySessions(), { ...SETTINGS, cookieName: sessionCookieName('sandbox') }).cookieName, 'console_session_sandbox');
+  const sandbox = new ConsoleSessions(new MemorySessions(), { ...SETTINGS, cookieName: sessionCookieName('sandbox') });
+  assert.equal(sandbox.cookieName, 'console_session_sandbox');
+  for (const [protocol, name] of [['http', 'console_session_sandbox'], ['https', '__Host-console_session_sandbox']] as const) {
+    const tab = browser({}, protocol);
+    await sandbox.begin(tab.reply, tab.request(), 'tok000000001');
+    assert.equal(tab.set[0]!.name, name);
+  }
 });
 
 describe('proof that a change came from the console', () => {
