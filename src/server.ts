@@ -12,7 +12,7 @@ import { seedDemoAccounts, type DemoAccount } from './sandbox/demo-accounts.ts';
 import { ConnectingStore, isStoreUnavailable } from './store/connecting-store.ts';
 import { PRUNE_INTERVAL_MS, pruneIdempotencyKeysEvery } from './store/idempotency/pruning.ts';
 import { describeDatabase, openStore } from './store/open-store.ts';
-import { openRedis } from './store/redis-client.ts';
+import { closeRedis, openRedis } from './store/redis-client.ts';
 import type { Store } from './store/store.ts';
 import { createTracing } from './tracing/start-tracing.ts';
 import { untraced, type SpanRunner, type Tracing } from './tracing/tracing.ts';
@@ -144,7 +144,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await keyUsage?.stop();
         await metricsListener?.close();
         await store.close();
-        if (redis !== null) await redis.quit().catch(() => redis.disconnect());
+        if (redis !== null) await closeRedis(redis);
         // Last, so the spans of closing are exported too.
         await tracing?.shutdown();
       },

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { trackChild } from './child-processes.ts';
 import { POOLER_ENV } from './through-pooler.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
@@ -62,6 +63,8 @@ export function runCli(workspace: Workspace, args: readonly string[], env: NodeJ
       env: { ...workspace.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // Ended and reported if it outlives its test (child-processes.ts).
+    trackChild(child, ['account-api', ...args], 'test');
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -146,11 +149,14 @@ export function startServer(
   env: NodeJS.ProcessEnv = {},
   command: readonly [string, ...string[]] = [process.execPath, MAIN],
 ): Promise<ServerProcess> {
-  const child = spawn(command[0], [...command.slice(1), 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
+  const commandLine = [...command.slice(1), 'serve', '--host', '127.0.0.1', '--port', '0', ...args];
+  const child = spawn(command[0], commandLine, {
     cwd: workspace.dir,
     env: { ...workspace.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Ended and reported if still running once its file's after hooks are done (child-processes.ts).
+  trackChild(child, [command[0], ...commandLine], 'file');
   const output: string[] = [];
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
 
