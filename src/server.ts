@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildAdminApp } from './admin/admin-app.ts';
 import { buildApp } from './app.ts';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import { isDomainError } from './domain/errors.ts';
 import { loadTimezoneCatalog } from './domain/timezones.ts';
 import { KeyUsageCounter } from './http/observability/key-usage.ts';
@@ -54,6 +54,19 @@ async function checkPrepared(store: Store): Promise<PreparedStore> {
   return { demoAccounts: [], hasAccounts: await store.hasAccounts() };
 }
 
+/**
+ * A port another process holds, or one this user may not bind, is the operator's to fix: one line naming the port and the
+ * setting (run-cli.ts prints a ConfigError without a stack), not an "unexpected failure". Anything else is passed on.
+ */
+function listenFailure(error: unknown, host: string, port: number, setting: string): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'EADDRINUSE') {
+    return new ConfigError(`port ${port} on ${host} is already in use by another process: stop that process, or set ${setting} to a free port.`);
+  }
+  if (code === 'EACCES') return new ConfigError(`port ${port} on ${host} needs privileges this user lacks: set ${setting} to a port above 1023.`);
+  return error;
+}
+
 /** A wildcard host is shown as localhost. */
 export function serverUrl(host: string, port: number): string {
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
@@ -97,21 +110,32 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const keyUsage = config.keyUsage.flushIntervalMs === 0 ? null : new KeyUsageCounter({ store, flushIntervalMs: config.keyUsage.flushIntervalMs, log: { warn: (fields, message) => app.log.warn(fields, message) } });
     const app = buildApp({ config, store, timezones, redis, metrics, tracing, keyUsage });
     keyUsage?.start();
-    await app.listen({ port: config.port, host: config.host });
     let metricsListener: MetricsListener | null = null;
     let adminApp: FastifyInstance | null = null;
     try {
+      await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+        throw listenFailure(error, config.host, config.port, 'PORT (or --port)');
+      });
       if (config.metrics.port !== null) {
-        metricsListener = await listenForMetrics({ registry: metrics.registry, host: config.metrics.host, port: config.metrics.port });
+        const { host, port } = config.metrics;
+        metricsListener = await listenForMetrics({ registry: metrics.registry, host, port }).catch((error: unknown) => {
+          throw listenFailure(error, host, port, 'METRICS_PORT');
+        });
       }
       if (config.admin.port !== null) {
+        const { host, port } = config.admin;
         adminApp = buildAdminApp({ config, store, timezones, redis, metrics, tracing });
-        await adminApp.listen({ port: config.admin.port, host: config.admin.host });
+        await adminApp.listen({ port, host }).catch((error: unknown) => {
+          throw listenFailure(error, host, port, 'ADMIN_PORT');
+        });
       }
     } catch (error) {
       await adminApp?.close();
       await metricsListener?.close();
       await app.close();
+      await keyUsage?.stop();
+      // Open, Redis would keep the process alive after the failure is reported.
+      if (redis !== null) await closeRedis(redis);
       throw error;
     }
     const adminAddress = adminApp?.server.address();
