@@ -1,12 +1,11 @@
 // The README's command line, ./account-api: the project's Node directly, quiet, with no npm in between (issue 36: `npx
 // account-api` printed ten EBADENGINE lines on a fresh npm cache and cost a second or more of CPU per call).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { REPO_ROOT } from '../support/server-process.ts';
+import { REPO_ROOT, runCommand } from '../support/server-process.ts';
 
 const VERSION: string = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version;
 const SCRIPT = join(REPO_ROOT, 'account-api');
@@ -16,17 +15,7 @@ const bare = mkdtempSync(join(tmpdir(), 'account-api-bare-path-'));
 symlinkSync('/usr/bin/dirname', join(bare, 'dirname'));
 after(() => rmSync(bare, { recursive: true, force: true }));
 
-function run(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(SCRIPT, args, { cwd: tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
+const run = (args: readonly string[], env: NodeJS.ProcessEnv) => runCommand(SCRIPT, args, { cwd: tmpdir(), env });
 
 test('./account-api runs the command on the project’s Node with no npm on PATH, and prints only what the command prints', async () => {
   const result = await run(['--version'], { PATH: bare, HOME: process.env.HOME, npm_config_cache: mkdtempSync(join(tmpdir(), 'npm-cache-')) });

@@ -55,16 +55,14 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Runs `account-api ARGS...` exactly as an operator would (with the pinned Node). */
-export function runCli(workspace: Workspace, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+/**
+ * Runs a command to its end, collecting what it prints. Registered (child-processes.ts): one that outlives its test is ended
+ * and reported, never waited on.
+ */
+export function runCommand(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }, shown: readonly string[] = [command, ...args]): Promise<CliResult> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [MAIN, ...args], {
-      cwd: workspace.dir,
-      env: { ...workspace.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    // Ended and reported if it outlives its test (child-processes.ts).
-    trackChild(child, ['account-api', ...args], 'test');
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    trackChild(child, shown, 'test');
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -72,6 +70,11 @@ export function runCli(workspace: Workspace, args: readonly string[], env: NodeJ
     child.on('error', fail);
     child.on('close', (code) => done({ code, stdout, stderr }));
   });
+}
+
+/** Runs `account-api ARGS...` exactly as an operator would (with the pinned Node). */
+export function runCli(workspace: Workspace, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runCommand(process.execPath, [MAIN, ...args], { cwd: workspace.dir, env: { ...workspace.env, ...env } }, ['account-api', ...args]);
 }
 
 /** Like runCli, but fails the test with the command's stderr when it does not exit 0. */
