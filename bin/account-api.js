@@ -3,7 +3,7 @@
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
   process.stderr.write(
-    `account-api needs Node.js 24 or newer; this is ${process.version}. Run it as 'npx account-api ...' inside the repository, which uses the pinned Node.\n`,
+    `account-api needs Node.js 24 or newer; this is ${process.version}. Run it as './account-api ...' (or 'npx account-api ...') inside the repository, which uses the pinned Node.\n`,
   );
   process.exit(1);
 }

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildAdminApp } from './admin/admin-app.ts';
 import { buildApp } from './app.ts';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import { isDomainError } from './domain/errors.ts';
 import { loadTimezoneCatalog } from './domain/timezones.ts';
 import { KeyUsageCounter } from './http/observability/key-usage.ts';
@@ -12,7 +12,7 @@ import { seedDemoAccounts, type DemoAccount } from './sandbox/demo-accounts.ts';
 import { ConnectingStore, isStoreUnavailable } from './store/connecting-store.ts';
 import { PRUNE_INTERVAL_MS, pruneIdempotencyKeysEvery } from './store/idempotency/pruning.ts';
 import { describeDatabase, openStore } from './store/open-store.ts';
-import { openRedis } from './store/redis-client.ts';
+import { closeRedis, openRedis } from './store/redis-client.ts';
 import type { Store } from './store/store.ts';
 import { createTracing } from './tracing/start-tracing.ts';
 import { untraced, type SpanRunner, type Tracing } from './tracing/tracing.ts';
@@ -52,6 +52,19 @@ export type PreparedStore = Awaited<ReturnType<typeof prepareStore>>;
 async function checkPrepared(store: Store): Promise<PreparedStore> {
   await store.checkSchema();
   return { demoAccounts: [], hasAccounts: await store.hasAccounts() };
+}
+
+/**
+ * A port another process holds, or one this user may not bind, is the operator's to fix: one line naming the port and the
+ * setting (run-cli.ts prints a ConfigError without a stack), not an "unexpected failure". Anything else is passed on.
+ */
+function listenFailure(error: unknown, host: string, port: number, setting: string): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'EADDRINUSE') {
+    return new ConfigError(`port ${port} on ${host} is already in use by another process: stop that process, or set ${setting} to a free port.`);
+  }
+  if (code === 'EACCES') return new ConfigError(`port ${port} on ${host} needs privileges this user lacks: set ${setting} to a port above 1023.`);
+  return error;
 }
 
 /** A wildcard host is shown as localhost. */
@@ -97,21 +110,32 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const keyUsage = config.keyUsage.flushIntervalMs === 0 ? null : new KeyUsageCounter({ store, flushIntervalMs: config.keyUsage.flushIntervalMs, log: { warn: (fields, message) => app.log.warn(fields, message) } });
     const app = buildApp({ config, store, timezones, redis, metrics, tracing, keyUsage });
     keyUsage?.start();
-    await app.listen({ port: config.port, host: config.host });
     let metricsListener: MetricsListener | null = null;
     let adminApp: FastifyInstance | null = null;
     try {
+      await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+        throw listenFailure(error, config.host, config.port, 'PORT (or --port)');
+      });
       if (config.metrics.port !== null) {
-        metricsListener = await listenForMetrics({ registry: metrics.registry, host: config.metrics.host, port: config.metrics.port });
+        const { host, port } = config.metrics;
+        metricsListener = await listenForMetrics({ registry: metrics.registry, host, port }).catch((error: unknown) => {
+          throw listenFailure(error, host, port, 'METRICS_PORT');
+        });
       }
       if (config.admin.port !== null) {
+        const { host, port } = config.admin;
         adminApp = buildAdminApp({ config, store, timezones, redis, metrics, tracing });
-        await adminApp.listen({ port: config.admin.port, host: config.admin.host });
+        await adminApp.listen({ port, host }).catch((error: unknown) => {
+          throw listenFailure(error, host, port, 'ADMIN_PORT');
+        });
       }
     } catch (error) {
       await adminApp?.close();
       await metricsListener?.close();
       await app.close();
+      await keyUsage?.stop();
+      // Open, Redis would keep the process alive after the failure is reported.
+      if (redis !== null) await closeRedis(redis);
       throw error;
     }
     const adminAddress = adminApp?.server.address();
@@ -144,7 +168,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await keyUsage?.stop();
         await metricsListener?.close();
         await store.close();
-        if (redis !== null) await redis.quit().catch(() => redis.disconnect());
+        if (redis !== null) await closeRedis(redis);
         // Last, so the spans of closing are exported too.
         await tracing?.shutdown();
       },

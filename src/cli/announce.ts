@@ -27,7 +27,7 @@ export function announce(context: CliContext, config: Config, shown: Announcemen
   if (shown.metricsUrl !== null) context.stderr.write(`metrics at ${shown.metricsUrl}\n`);
   if (shown.adminUrl != null) context.stderr.write(`admin API at ${shown.adminUrl}/admin/v0 (Authorization: Bearer <admin token>)\n`);
   const workers = shown.workers > 1 ? `, ${shown.workers} workers` : '';
-  context.stderr.write(`account-api listening at ${shown.url} (${config.environment}, ${config.database.engine}${workers})\n`);
+  context.stderr.write(`account-api listening at ${boundUrl(config.host, shown.url)} (${config.environment}, ${config.database.engine}${workers})${reach(config.host, shown.url)}\n`);
   if (shown.store === null) {
     context.stderr.write(
       `Waiting for ${describeDatabase(config.database)} (retrying): until it answers, requests that need it are answered 503 store_unavailable.\n`,
@@ -35,6 +35,21 @@ export function announce(context: CliContext, config: Config, shown: Announcemen
     return;
   }
   firstSteps(context, config, shown.url, shown.store);
+}
+
+const WILDCARDS: Readonly<Record<string, string>> = { '0.0.0.0': 'every IPv4 interface', '::': 'every interface' };
+
+/** The address the socket is bound to, as HOST says (0.0.0.0 is every interface, not this machine only). */
+function boundUrl(host: string, url: string): string {
+  const bound = new URL(url);
+  bound.hostname = host.includes(':') ? `[${host}]` : host;
+  return bound.origin;
+}
+
+/** For a wildcard: that other machines can reach it, how to keep it local, and the URL to use from here. */
+function reach(host: string, url: string): string {
+  const wildcard = WILDCARDS[host];
+  return wildcard === undefined ? '' : `: ${wildcard}, so other machines can reach it (HOST=127.0.0.1 keeps it to this one); from this machine: ${url}`;
 }
 
 /** The rest of the announcement, once a database that was awaited at start has answered. */

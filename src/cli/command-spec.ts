@@ -134,6 +134,21 @@ export function groupUsage(group: CommandGroup): string {
   return ['Usage:', ...group.commands.map((command) => `  ${synopsis(command)}`)].join('\n');
 }
 
+/**
+ * --help for words that start several commands (`call user`): those commands, each with its summary, and where to look next.
+ * Exit 0 as `users --help` does: asking is not a mistake.
+ */
+export function wordsHelp(group: CommandGroup, words: readonly string[]): string | undefined {
+  const commands = group.commands.filter((command) => command.words.length > words.length && words.every((word, index) => command.words[index] === word));
+  if (commands.length === 0) return undefined;
+  return [
+    'Usage:',
+    ...commands.flatMap((command) => [`  ${synopsis(command)}`, ...wrap(command.summary, WIDTH - 4).map((line) => `    ${line}`)]),
+    '',
+    `'account-api ${words.join(' ')} <command> --help' shows a command's flags and an example.`,
+  ].join('\n');
+}
+
 export function groupHelp(group: CommandGroup): string {
   return [
     groupUsage(group),

@@ -2,7 +2,7 @@
 import type { Config } from '../config.ts';
 import { storeAnnouncingTo } from '../store/credentials/announcing-store.ts';
 import { announcerOver, type CredentialAnnouncer } from '../store/credentials/credential-versions.ts';
-import { openRedis } from '../store/redis-client.ts';
+import { closeRedis, openRedis } from '../store/redis-client.ts';
 import type { Store } from '../store/store.ts';
 import { printNote, type CliContext } from './cli-context.ts';
 
@@ -36,8 +36,7 @@ export async function withCredentialNotices(store: Store, config: Config, contex
   const redis = await openRedis(config.redis, { warn: (_details, message) => printNote(context, `note: ${message}`) });
   return {
     store: storeAnnouncingTo(store, announcerOver(redis, config), config),
-    close: async () => {
-      await redis.quit().catch(() => redis.disconnect());
-    },
+    // Bounded: a command that did its work exits even when Redis stops answering.
+    close: () => closeRedis(redis),
   };
 }

@@ -2,7 +2,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import type { CliFlags } from './cli-context.ts';
 import { UsageError } from './cli-context.ts';
-import { commandHelp, commandName, groupHelp, groupUsage, type CommandGroup, type CommandSpec, type FlagSpec } from './command-spec.ts';
+import { commandHelp, commandName, groupHelp, groupUsage, wordsHelp, type CommandGroup, type CommandSpec, type FlagSpec } from './command-spec.ts';
 
 export type CommandLine =
   | { readonly kind: 'help'; readonly text: string }
@@ -55,6 +55,8 @@ export function parseCommandLine(argv: readonly string[], groups: readonly Comma
     .sort((a, b) => b.words.length - a.words.length)[0];
   if (command === undefined) {
     if (help && words.length === 1) return { kind: 'help', text: groupHelp(group) };
+    const partial = help ? wordsHelp(group, words) : undefined;
+    if (partial !== undefined) return { kind: 'help', text: partial };
     throw wrongWords(group, words);
   }
   if (help) return { kind: 'help', text: commandHelp(command) };

@@ -71,10 +71,28 @@ console.log(JSON.stringify({
 }));
 `;
 
-// CommonJS programs reach the ESM package through require(esm), where the Node has it (20.19+, 22.12+, 24).
+// A CommonJS program gets the package's CommonJS build through the `require` condition, on every Node 20 (not only 20.19+).
 const COMMONJS_PROGRAM = `
-if (!process.features.require_module) console.log(JSON.stringify({ requireModule: false }));
-else console.log(JSON.stringify({ requireModule: true, client: typeof require('@account-api/client').AccountApiClient }));
+console.log(JSON.stringify({ client: typeof require('@account-api/client').AccountApiClient }));
+`;
+
+// What a CommonJS TypeScript project (\`module: node16\`, Node 20's common base configuration) writes; tsc compiles the import
+// to require(). Its answers are checked as the ESM program's are.
+const COMMONJS_TYPED_PROGRAM = `
+import { AccountApiClient, AccountApiError, type User } from '@account-api/client';
+async function main(): Promise<void> {
+  const [baseUrl, username, apiKey] = process.argv.slice(2) as [string, string, string];
+  const client = new AccountApiClient({ baseUrl, username, apiKey });
+  const user: User = await client.getUser();
+  let failure: unknown;
+  try {
+    await client.updateSettings({ timezone: 'europe/kyiv' });
+  } catch (error) {
+    failure = error instanceof AccountApiError ? { isAccountApiError: true, code: error.code } : String(error);
+  }
+  console.log(JSON.stringify({ node: process.version, moduleSystem: typeof require === 'function' ? 'commonjs' : 'esm', user, failure }));
+}
+void main();
 `;
 
 const TYPED_PROGRAM = `
@@ -100,6 +118,9 @@ let server: ServerProcess;
 let alice: Account;
 let consumer: string;
 let installed: string;
+/** A CommonJS project inside the consumer (its own package.json), sharing its node_modules. */
+let commonjsProject: string;
+let packedFiles: string[];
 
 before(async () => {
   workspace = createWorkspace();
@@ -112,6 +133,7 @@ before(async () => {
   await runOk('npm', ['pack', '--pack-destination', packed], join(REPO_ROOT, 'client'));
   const [tarball, ...more] = readdirSync(packed);
   assert.ok(tarball !== undefined && more.length === 0, `npm pack should make one tarball; made ${readdirSync(packed).join(', ')}`);
+  packedFiles = (await runOk('tar', ['-tzf', join(packed, tarball)], packed)).split('\n').filter((line) => line !== '');
 
   consumer = mkdtempSync(join(tmpdir(), 'account-api-consumer-'));
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
@@ -122,6 +144,10 @@ before(async () => {
   writeFileSync(join(consumer, 'program.cjs'), COMMONJS_PROGRAM);
   writeFileSync(join(consumer, 'typed.ts'), TYPED_PROGRAM);
   writeFileSync(join(consumer, 'mistyped.ts'), MISTYPED_PROGRAM);
+  commonjsProject = join(consumer, 'commonjs');
+  mkdirSync(commonjsProject);
+  writeFileSync(join(commonjsProject, 'package.json'), JSON.stringify({ name: 'commonjs-consumer', private: true, type: 'commonjs' }));
+  writeFileSync(join(commonjsProject, 'program.ts'), COMMONJS_TYPED_PROGRAM);
 });
 
 after(async () => {
@@ -130,20 +156,36 @@ after(async () => {
   if (consumer !== undefined) rmSync(consumer, { recursive: true, force: true });
 });
 
-test('the tarball holds compiled JavaScript and .d.ts, no TypeScript source, and has no dependencies', () => {
+test('the tarball holds compiled JavaScript and .d.ts (ESM and CommonJS), LICENSE and NOTICE, no TypeScript source, and has no dependencies', () => {
   const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
   assert.equal(manifest.dependencies, undefined, 'no runtime dependencies');
   assert.equal(manifest.peerDependencies, undefined, 'no peer dependencies');
-  assert.deepEqual(manifest.exports['.'], { types: './dist/index.d.ts', default: './dist/index.js' });
-  assert.deepEqual(readdirSync(installed).sort(), ['README.md', 'dist', 'package.json']);
-  const dist = readdirSync(join(installed, 'dist'));
-  assert.ok(dist.includes('index.js') && dist.includes('index.d.ts'), `dist holds: ${dist.join(', ')}`);
-  assert.deepEqual(dist.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts')), [], 'no TypeScript source is shipped');
-  // tsc leaves ./x.ts in declarations (microsoft/TypeScript#61037); the shipped ones must name files the package has.
-  for (const file of dist.filter((name) => name.endsWith('.d.ts'))) {
-    const text = readFileSync(join(installed, 'dist', file), 'utf8');
-    assert.doesNotMatch(text, /['"]\.{1,2}\/[^'"]*\.ts['"]/, `${file} imports a .ts file that the package does not ship`);
+  assert.deepEqual(manifest.exports['.'], {
+    import: { types: './dist/index.d.ts', default: './dist/index.js' },
+    require: { types: './dist/cjs/index.d.ts', default: './dist/cjs/index.js' },
+  });
+  assert.deepEqual(readdirSync(installed).sort(), ['LICENSE', 'NOTICE', 'README.md', 'dist', 'package.json']);
+  // Apache-2.0, section 4: a copy of the licence, and the NOTICE, with every redistribution.
+  for (const file of ['LICENSE', 'NOTICE']) {
+    assert.ok(packedFiles.includes(`package/${file}`), `the tarball should hold ${file}: ${packedFiles.join(', ')}`);
+    assert.equal(readFileSync(join(installed, file), 'utf8'), readFileSync(join(REPO_ROOT, file), 'utf8'), `${file} should be the repository's`);
   }
+  for (const dir of ['dist', 'dist/cjs']) {
+    const files = readdirSync(join(installed, dir));
+    assert.ok(files.includes('index.js') && files.includes('index.d.ts'), `${dir} holds: ${files.join(', ')}`);
+    assert.deepEqual(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts')), [], 'no TypeScript source is shipped');
+    // tsc leaves ./x.ts in declarations (microsoft/TypeScript#61037); the shipped ones must name files the package has.
+    for (const file of files.filter((name) => name.endsWith('.d.ts'))) {
+      const text = readFileSync(join(installed, dir, file), 'utf8');
+      assert.doesNotMatch(text, /['"]\.{1,2}\/[^'"]*\.ts['"]/, `${dir}/${file} imports a .ts file that the package does not ship`);
+    }
+  }
+  assert.deepEqual(JSON.parse(readFileSync(join(installed, 'dist/cjs/package.json'), 'utf8')), { type: 'commonjs' });
+});
+
+test('git ignores the tarball npm pack leaves in client/', async () => {
+  const result = await run('git', ['check-ignore', '--no-index', 'client/account-api-client-0.1.0.tgz'], REPO_ROOT);
+  assert.equal(result.code, 0, `client/account-api-client-0.1.0.tgz is not ignored: ${result.stdout}${result.stderr}`);
 });
 
 /** Runs the installed package's first program on `node` and checks every answer against the spec. */
@@ -157,7 +199,7 @@ async function expectProgramWorks(node: string, version: RegExp): Promise<void> 
   assert.deepEqual(output.failure, { isAccountApiError: true, name: 'AccountApiError', status: 400, code: 'invalid_timezone', field: 'timezone' });
 
   const commonjs = JSON.parse(await runOk(node, ['program.cjs'], consumer));
-  if (commonjs.requireModule) assert.deepEqual(commonjs, { requireModule: true, client: 'function' });
+  assert.deepEqual(commonjs, { client: 'function' });
 }
 
 test("the installed package runs on the machine's own Node 20", async (t) => {
@@ -191,4 +233,26 @@ test('a misspelt method or option in a TypeScript program fails to compile again
   assert.match(result.stdout, /mistyped\.ts\(4,\d+\): error TS2551: Property 'getUsr' does not exist on type 'AccountApiClient'/);
   assert.match(result.stdout, /mistyped\.ts\(5,\d+\): error TS2561: .*'timeout' does not exist in type 'AccountApiClientOptions'/);
   assert.doesNotMatch(result.stdout, /node_modules/, 'the package’s own declarations have no errors');
+});
+
+test('a CommonJS TypeScript project (module node16) compiles against the package, and its output runs with require on Node 20 and 24', async (t) => {
+  // Node 20's common base configuration (@tsconfig/node20): module and moduleResolution node16, in a CommonJS package.
+  const flags = ['--strict', '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022', '--outDir', 'out', ...TYPES_FLAGS];
+  await runOk(process.execPath, [TSC, ...flags, 'program.ts'], commonjsProject);
+  const compiled = readFileSync(join(commonjsProject, 'out', 'program.js'), 'utf8');
+  assert.match(compiled, /require\("@account-api\/client"\)/, 'tsc should have compiled the import to require()');
+  const node20 = await findNode20();
+  const nodes: Array<[string, RegExp]> = [[process.execPath, /^v24\./]];
+  if (node20 !== undefined) nodes.push([node20, /^v20\./]);
+  else {
+    assert.notEqual(process.env.CI, 'true', 'CI must provide a Node 20 on PATH for this test');
+    t.diagnostic('no Node 20 on PATH: ran on Node 24 only');
+  }
+  for (const [node, version] of nodes) {
+    const output = JSON.parse(await runOk(node, [join('out', 'program.js'), server.url, alice.username, alice.key], commonjsProject));
+    assert.match(output.node, version);
+    assert.equal(output.moduleSystem, 'commonjs');
+    assert.deepEqual(output.user, { user_id: output.user.user_id, username: 'alice', name: 'Alice', timezone: 'UTC' });
+    assert.deepEqual(output.failure, { isAccountApiError: true, code: 'invalid_timezone' });
+  }
 });

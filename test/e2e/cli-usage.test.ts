@@ -74,6 +74,18 @@ describe('help', () => {
     }
   });
 
+  test('call user --help and call settings --help exit 0 and list the commands those words start, as users --help does', async () => {
+    for (const words of [['call', 'user'], ['call', 'settings']]) {
+      const result = await expectExit([...words, '--help'], 0);
+      assert.equal(result.stderr, '', describeRun([...words, '--help'], result));
+      const listed = COMMANDS.filter(([name]) => name.startsWith(`${words.join(' ')} `)).map(([name]) => name);
+      assert.equal(listed.length, 2, `the table above has the get and set of ${words.join(' ')}`);
+      for (const command of listed) assert.ok(result.stdout.includes(`account-api ${command}`), `${words.join(' ')} --help should list ${command}:\n${result.stdout}`);
+      assert.doesNotMatch(result.stdout, /call hello|call timezones/, `only the commands ${words.join(' ')} starts:\n${result.stdout}`);
+      assert.equal((await expectExit(['help', ...words], 0)).stdout, result.stdout, `help ${words.join(' ')} should print the same`);
+    }
+  });
+
   test('--version and -v print the version in package.json, and nothing else', async () => {
     for (const flag of ['--version', '-v']) {
       const result = await expectExit([flag], 0);

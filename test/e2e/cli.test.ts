@@ -1,6 +1,5 @@
 // The account-api command line as an operator runs it: accounts, keys, migrations, sandbox, exit statuses and output.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -17,6 +16,7 @@ import {
   MAIN,
   REPO_ROOT,
   runCli,
+  runCommand,
   startServer,
   type CliResult,
   type ServerProcess,
@@ -419,19 +419,7 @@ test('ACCOUNT_API_SANDBOX=1 works on the sandbox database as --sandbox does, and
 });
 
 test('the package bin runs the CLI: bin/account-api.js --help exits 0 with the usage', async () => {
-  const result = await new Promise<CliResult>((done, fail) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/account-api.js'), '--help'], {
-      cwd: REPO_ROOT,
-      env: workspace.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
+  const result = await runCommand(process.execPath, [join(REPO_ROOT, 'bin/account-api.js'), '--help'], { cwd: REPO_ROOT, env: workspace.env });
   assert.equal(result.code, 0, `bin/account-api.js --help should exit 0: ${result.stderr}`);
   assert.match(result.stdout, /account-api users create/, `bin/account-api.js --help should print the usage:\n${result.stdout}`);
 });

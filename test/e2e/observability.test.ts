@@ -1,5 +1,6 @@
 // Protects what operators see: X-Request-Id on every answer, one JSON log line per request, and Prometheus metrics.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
@@ -8,6 +9,20 @@ import { eventually } from '../support/eventually.ts';
 import { call, failureMessage, type CallOptions } from '../support/http.ts';
 import { createAccount, createWorkspace, startServer, type Account, type ServerProcess, type Workspace } from '../support/server-process.ts';
 import { linesOfRequest, logLines, sample } from '../support/signals.ts';
+
+/** `promtool check metrics` on `text`: its status and what it said; undefined when promtool is not installed. */
+function lintWithPromtool(text: string): Promise<{ code: number | null; output: string } | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn('promtool', ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.on('error', () => resolve(undefined));
+    child.on('close', (code) => resolve({ code, output }));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(text);
+  });
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const METRICS_TOKEN = 'observability-test-token-0123456789';
@@ -151,6 +166,22 @@ describe('log lines', () => {
 });
 
 describe('metrics', () => {
+  test("pass Prometheus's own lint: no gauge (or other non-counter) named *_total; promtool check metrics finds nothing", async () => {
+    await call('GET', `${open.server.api}/user`, { auth: open.alice });
+    const text = await scrape(open.metricsUrl);
+    const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => ({ name: name!, type: type! }));
+    assert.ok(types.length > 10, `the scrape should declare its metrics' types:\n${text.slice(0, 500)}`);
+    const misnamed = types.filter(({ name, type }) => type !== 'counter' && name.endsWith('_total'));
+    assert.deepEqual(misnamed, [], 'promtool: non-counter metrics should not have "_total" suffix');
+    const promtool = await lintWithPromtool(text);
+    if (promtool === undefined) {
+      // A CI machine installs it (.ci/run): there a missing promtool is a failure, not a reason to skip.
+      assert.notEqual(process.env.CI, 'true', 'CI must provide promtool (Debian package prometheus)');
+      return;
+    }
+    assert.deepEqual(promtool, { code: 0, output: '' }, 'promtool check metrics should report no problem');
+  });
+
   test('count requests by route pattern, method and status; unknown paths as route="unmatched", never the raw path', async () => {
     const before = await scrape(open.metricsUrl);
     await call('GET', `${open.server.api}/user`, { auth: open.alice });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { demoAccounts } from '../../src/sandbox/demo-accounts.ts';
 import { adminUrlOf } from './admin/admin-support.ts';
-import { createWorkspace, MAIN, REPO_ROOT, startServer } from '../support/server-process.ts';
+import { createWorkspace, REPO_ROOT, startServer } from '../support/server-process.ts';
 
 interface Block {
   readonly lang: string;
@@ -143,13 +143,14 @@ test('the README, followed top to bottom in one session, prints exactly what it 
         // machine cannot make it late.
         .replace(
           /; sleep 2$/m,
-          `\nuntil npx account-api webhooks deliveries "$(npx account-api webhooks list --json | jq -r '.[0].endpoint_id')" --json | grep -q '"status": 204'; do sleep 0.2; done`,
-        );
+          `\nuntil ./account-api webhooks deliveries "$(./account-api webhooks list --json | jq -r '.[0].endpoint_id')" --json | grep -q '"status": 204'; do sleep 0.2; done`,
+        )
+        // The repository's own script, as a reader in the repository runs it.
+        .replaceAll('./account-api', `"${join(REPO_ROOT, 'account-api')}"`);
     const stray = examples.map((example) => local(example.command)).filter((command) => command.includes('localhost'));
     assert.deepEqual(stray, [], 'a README command would still call localhost, where some other server may listen');
     const script = [
       'set -u',
-      `npx() { if [ "$1" = account-api ]; then shift; "${process.execPath}" "${MAIN}" "$@"; else command npx "$@"; fi; }`,
       `node() { if [ "$1" = receiver.mjs ]; then shift; exec "${process.execPath}" "${receiverPath}" "$@"; else command node "$@"; fi; }`,
       ...examples.flatMap((example) => [`echo "${MARKER} $?"`, local(example.command)]),
       `echo "${MARKER} $?"`,

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import pg from 'pg';
+import { trackChild } from './child-processes.ts';
 import { HANG_MS } from './eventually.ts';
 import { ADMIN_URL } from './postgres.ts';
 import { freePort } from './redis.ts';
@@ -121,9 +122,8 @@ export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<Pg
     ].join('\n'),
   );
   const asUser = runAsUser(dir);
-  const child: ChildProcess = spawn(PGBOUNCER!, [...(asUser === undefined ? [] : ['-u', asUser]), join(dir, 'pgbouncer.ini')], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const args = [...(asUser === undefined ? [] : ['-u', asUser]), join(dir, 'pgbouncer.ini')];
+  const child: ChildProcess = trackChild(spawn(PGBOUNCER!, args, { stdio: ['ignore', 'ignore', 'pipe'] }), [PGBOUNCER!, ...args], 'file');
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));

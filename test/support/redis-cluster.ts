@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
+import { trackChild } from './child-processes.ts';
 import { HANG_MS } from './eventually.ts';
 import { redisSkipReason, TEST_REDIS_URL } from './redis.ts';
 
@@ -142,6 +143,7 @@ async function startCluster(): Promise<PrivateRedisCluster> {
         ],
         { stdio: 'ignore' },
       );
+      trackChild(child, ['redis-server', '--port', String(port), '--cluster-enabled', 'yes'], 'file');
       members.push({ port, child, address: `127.0.0.1:${port}`, alive: true });
     }
     for (const member of members) {

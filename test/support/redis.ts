@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { trackChild } from './child-processes.ts';
 import { HANG_MS } from './eventually.ts';
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -80,9 +81,8 @@ export async function privateRedis(): Promise<PrivateRedis> {
   const handle: PrivateRedis = {
     url,
     async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-        stdio: 'ignore',
-      });
+      const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+      child = trackChild(spawn('redis-server', args, { stdio: 'ignore' }), ['redis-server', ...args], 'file');
       await waitUntilUp();
     },
     async stop() {

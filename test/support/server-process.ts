@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { trackChild } from './child-processes.ts';
 import { POOLER_ENV } from './through-pooler.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
@@ -54,14 +55,14 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Runs `account-api ARGS...` exactly as an operator would (with the pinned Node). */
-export function runCli(workspace: Workspace, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+/**
+ * Runs a command to its end, collecting what it prints. Registered (child-processes.ts): one that outlives its test is ended
+ * and reported, never waited on.
+ */
+export function runCommand(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }, shown: readonly string[] = [command, ...args]): Promise<CliResult> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [MAIN, ...args], {
-      cwd: workspace.dir,
-      env: { ...workspace.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    trackChild(child, shown, 'test');
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -69,6 +70,11 @@ export function runCli(workspace: Workspace, args: readonly string[], env: NodeJ
     child.on('error', fail);
     child.on('close', (code) => done({ code, stdout, stderr }));
   });
+}
+
+/** Runs `account-api ARGS...` exactly as an operator would (with the pinned Node). */
+export function runCli(workspace: Workspace, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runCommand(process.execPath, [MAIN, ...args], { cwd: workspace.dir, env: { ...workspace.env, ...env } }, ['account-api', ...args]);
 }
 
 /** Like runCli, but fails the test with the command's stderr when it does not exit 0. */
@@ -146,11 +152,14 @@ export function startServer(
   env: NodeJS.ProcessEnv = {},
   command: readonly [string, ...string[]] = [process.execPath, MAIN],
 ): Promise<ServerProcess> {
-  const child = spawn(command[0], [...command.slice(1), 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
+  const commandLine = [...command.slice(1), 'serve', '--host', '127.0.0.1', '--port', '0', ...args];
+  const child = spawn(command[0], commandLine, {
     cwd: workspace.dir,
     env: { ...workspace.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Ended and reported if still running once its file's after hooks are done (child-processes.ts).
+  trackChild(child, [command[0], ...commandLine], 'file');
   const output: string[] = [];
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
 

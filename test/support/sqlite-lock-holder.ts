@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { trackChild } from './child-processes.ts';
 import { HANG_MS } from './eventually.ts';
 import type { Workspace } from './server-process.ts';
 
@@ -16,9 +17,9 @@ export interface LockHold {
 
 /** Starts test/support/hold-sqlite-lock.ts on the workspace's database; resolves once it holds the write lock. */
 export function holdWriteLock(workspace: Workspace, holdMs: number): Promise<LockHold> {
-  const child = spawn(process.execPath, [join(import.meta.dirname, 'hold-sqlite-lock.ts'), join(workspace.dir, 'live.db'), String(holdMs)], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const args = [join(import.meta.dirname, 'hold-sqlite-lock.ts'), join(workspace.dir, 'live.db'), String(holdMs)];
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  trackChild(child, [process.execPath, ...args], 'file');
   const release = () => {
     if (!child.stdin.writableEnded) child.stdin.end('release\n');
   };

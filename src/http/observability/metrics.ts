@@ -117,9 +117,14 @@ function latencyMetric(name: string, help: string, ports: readonly AnswerCounts[
   };
 }
 
+const MISNAMED_DEFAULT_GAUGES = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // prom-client names these gauges *_total, which Prometheus keeps for counters (promtool check metrics reports them); the
+  // same figures by type remain as nodejs_active_handles, _requests and _resources: sum() over them gives the total.
+  for (const name of MISNAMED_DEFAULT_GAUGES) registry.removeSingleMetric(name);
   const ports: AnswerCounts[] = [];
   new Counter({
     name: 'http_requests_total',

@@ -5,6 +5,7 @@ import { assertNotNewer, loadMigrations, migrationStatements, type Migration } f
 import { ConfigError } from '../../config.ts';
 import { READ_ONLY_TRANSACTION, sqlState, translatePgError } from './pg-errors.ts';
 import { pgDriver } from './pg-driver.ts';
+import { endClient } from './pg-sockets.ts';
 
 /** The same in every build; pg_locks lists it (advisory) while a migration runs. */
 export const MIGRATION_LOCK_KEY = '7263017455301265218';
@@ -83,8 +84,8 @@ export async function applyMigrations(
     }
     throw translatePgError(error);
   } finally {
-    // Ending the session releases any lock it still held.
-    await client.end().catch(() => undefined);
+    // Ending the session releases any lock it still held (and a server that never sees it out does too, on its own timeout).
+    await endClient(client);
   }
 }
 

@@ -5,8 +5,10 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { ConfigError } from '../../config.ts';
+import { closeWithin } from '../bounded-close.ts';
 import { isConnectionFailure, translatePgError } from './pg-errors.ts';
 import { pgDriver } from './pg-driver.ts';
+import { socketClosed, socketOf } from './pg-sockets.ts';
 import type { Query, Row } from './query.ts';
 
 export interface PostgresConnectionOptions {
@@ -58,6 +60,8 @@ class Lease {
 export class PostgresEngine {
   readonly connection: PostgresConnectionOptions;
   readonly #pool: pg.Pool;
+  /** Every open connection, so close() can cut them when the server does not see them out (bounded-close.ts). */
+  readonly #clients = new Set<pg.PoolClient>();
   #closing: Promise<void> | undefined;
   /** Each text's name (statementName), worked out once. */
   readonly #names: Map<string, string> | null;
@@ -83,6 +87,8 @@ export class PostgresEngine {
     });
     // Without a listener, an idle connection dying (engine restart) would crash the process.
     this.#pool.on('error', (error) => options.onConnectionError?.(error));
+    this.#pool.on('connect', (client) => this.#clients.add(client));
+    this.#pool.on('remove', (client) => this.#clients.delete(client));
   }
 
   /** Unlike pool.query, a constraint violation keeps the connection. A property, so a part hands it on unbound. */
@@ -186,7 +192,20 @@ export class PostgresEngine {
 
   close(): Promise<void> {
     // pool.end() refuses a second call.
-    this.#closing ??= Promise.allSettled(this.#beforeClose.map((work) => work())).then(() => this.#pool.end());
+    this.#closing ??= Promise.allSettled(this.#beforeClose.map((work) => work())).then(async () => {
+      // pool.end() only asks each connection to end (Terminate, then a half-close); its socket stays open, and so does the
+      // process, until the server sees it out, which a paused server or a silent network never does: bounded.
+      const sockets = [...this.#clients].flatMap((client) => socketOf(client) ?? []);
+      await closeWithin(
+        async () => {
+          await this.#pool.end();
+          await Promise.all(sockets.map(socketClosed));
+        },
+        () => {
+          for (const socket of sockets) socket.destroy();
+        },
+      );
+    });
     return this.#closing;
   }
 }
