@@ -72,7 +72,7 @@ export interface InstructionResults {
  * server's keep-alive timeout, and a server slowed down by valgrind may close the idle connection just as the next request
  * goes out (Node's documented race, `request.reusedSocket`). One answer more in a phase of N shifts a figure by 1 / 2N.
  */
-async function ask(agent: Agent, plan: RequestPlan, index: number): Promise<void> {
+export async function ask(agent: Agent, plan: RequestPlan, index: number): Promise<void> {
   try {
     await askOnce(agent, plan, index);
   } catch (error) {
