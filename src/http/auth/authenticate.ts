@@ -258,6 +258,7 @@ class KeyAuthenticator {
     throw error;
   }
 
+  /** Puts the caller and its credential on the request, and says on the answer when the key expires soon. */
   #identified(attempt: Attempt, credential: Credential): void {
     const { request } = attempt;
     request.caller = credential.account;
