@@ -3,7 +3,7 @@
 import { medianStart, type AtSizeResults, type AtSizeRow } from './at-size.ts';
 import { count, Footnotes, machineRows, megabytes, micros, ms, table, times } from './markdown.ts';
 import type { Cell } from './results.ts';
-import type { ScaleOutFigures } from './scale-out-meter.ts';
+import type { ScaleOutFigures } from './measurement.ts';
 
 /** A measure is flat when the larger size costs at most this many times the smaller (req/s: at least its inverse). */
 export const FLAT = 1.25;

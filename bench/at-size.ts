@@ -12,7 +12,8 @@ import { loadSettingsOf, verify, type LoadSettings, type RequestPlan } from './l
 import type { AtSizeOptions, BenchOptions } from './options.ts';
 import { freePort, peakResidentMemoryOfTree, timeToFirstAnswer, type ServerProcess } from './processes.ts';
 import { startRedis } from './redis-server.ts';
-import { describeMachine, median, type Cell, type Machine } from './results.ts';
+import { median } from './measurement.ts';
+import { describeMachine, type Cell, type Machine } from './results.ts';
 import { PostgresProbe, RowsProbe, scaleOutMeter, type ScaleOutProbes } from './scale-out-meter.ts';
 import { onAdmin } from './scale-out.ts';
 import { createBenchAccounts } from './seed.ts';

@@ -4,7 +4,7 @@ import type { CallId } from './calls.ts';
 import type { InstructionResults, PairCount, ServerCount } from './instructions.ts';
 import { count, machineRows, table, times, verdict } from './markdown.ts';
 import type { InstructionServer } from './options.ts';
-import { median } from './results.ts';
+import { median } from './measurement.ts';
 import type { TargetRow } from './targets.ts';
 
 /** Ceiling over service, main thread, at least (GET /hello and GET /user). */

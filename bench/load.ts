@@ -3,8 +3,8 @@
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { basicAuthorization, type BenchAccounts, type BenchCall } from './calls.ts';
-import { clockTicksPerSecond, cpuBetween, readCpu, type CpuSource } from './cpu-time.ts';
-import type { ScaleOutFigures } from './scale-out-meter.ts';
+import { clockTicksPerSecond, cpuBetween, readCpu } from './cpu-time.ts';
+import type { Measurement, Meter, ScaleOutFigures } from './measurement.ts';
 import { runWrk, writeWrkScript, type WrkLoad, type WrkResult } from './wrk.ts';
 
 export interface LoadSettings {
@@ -19,24 +19,6 @@ export interface LoadSettings {
 /** The load of a run's options: what every table and the at-size mode give wrk. */
 export function loadSettingsOf(options: LoadSettings): LoadSettings {
   return { connections: options.connections, durationSeconds: options.durationSeconds, warmupSeconds: options.warmupSeconds, loadThreads: options.loadThreads };
-}
-
-export interface Measurement {
-  readonly requestsPerSecond: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly responses: number;
-  /** The server's CPU time (every thread, and every worker process) over the run, divided by the answers wrk counted. */
-  readonly cpuMicrosPerAnswer: number;
-  readonly cpuSource: CpuSource;
-  /** Kernel share of the server's CPU time, from /proc/PID/stat's tick sampling; null when too few ticks passed. */
-  readonly systemShare: number | null;
-  /** Server CPU seconds per wall-clock second: how much of the machine the server took. */
-  readonly serverCores: number;
-  /** wrk's CPU seconds per wall-clock second: above ~0.9 the load generator, not the server, may be the limit. */
-  readonly loadGeneratorCores: number;
-  /** What a Meter read around the run (the scale-out table's engines); absent for servers measured alone. */
-  readonly scaleOut?: ScaleOutFigures;
 }
 
 /** What a server must be sent for a call, and the answers that count as correct under load. */
@@ -59,15 +41,6 @@ export interface SpreadLoad {
   readonly cursor: { next: number };
   /** A Lua pattern every answer's body must match. */
   readonly bodyPattern: string;
-}
-
-/**
- * More to read around a measured run than the server's own CPU (the engines of the scale-out table): `begin` just before
- * the server's CPU is first read, `end` just after it is last read, with what wrk counted.
- */
-export interface Meter<Figures> {
-  begin(): Promise<void>;
-  end(answers: number, seconds: number): Promise<Figures>;
 }
 
 interface Reply {

@@ -3,10 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
 import type { BenchCall } from './calls.ts';
-import type { Measurement } from './load.ts';
+import type { Measurement } from './measurement.ts';
 import { REPO_ROOT, type ResidentByKind } from './processes.ts';
-import { medianScaleOut } from './scale-out-meter.ts';
-import type { ScaleOutResults } from './scale-out.ts';
 
 /** A measurement, or why there is none (the server answered wrongly, or failed under load). */
 export type Cell = { readonly ok: true; readonly value: Measurement } | { readonly ok: false; readonly problem: string };
@@ -79,6 +77,28 @@ export interface RunSettings {
   readonly rounds: number;
 }
 
+/** Table 3, one call: the service on SQLite and on PostgreSQL + Redis. */
+export interface ScaleOutRow {
+  readonly call: BenchCall;
+  readonly sqlite: Cell;
+  /** The service's own CPU in the cell's figures; its PostgreSQL backends and redis-server in `value.scaleOut`. */
+  readonly postgres: Cell;
+  /** Round trips the service made to Redis per answer (Redis's count of client reads); null when it could not be counted. */
+  readonly redisRoundTrips: number | null;
+}
+
+export type ScaleOutResults =
+  | { readonly measured: false; readonly reason: string }
+  | {
+      readonly measured: true;
+      readonly accounts: number;
+      readonly settleSeconds: number;
+      readonly seedingSeconds: { readonly sqlite: number; readonly postgres: number };
+      /** PostgreSQL database growth per seeded account (its row, its key, their indexes), from pg_database_size. */
+      readonly bytesPerAccount: number;
+      readonly rows: readonly ScaleOutRow[];
+    };
+
 export interface BenchResults {
   readonly machine: Machine;
   readonly settings: RunSettings;
@@ -128,12 +148,6 @@ export function describeMachine(serviceNodeArgs: readonly string[]): Machine {
   };
 }
 
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
 /** a / b in requests per second, or null when either is missing. */
 export function ratio(a: Cell, b: Cell): number | null {
   return a.ok && b.ok && b.value.requestsPerSecond > 0 ? a.value.requestsPerSecond / b.value.requestsPerSecond : null;
@@ -142,23 +156,4 @@ export function ratio(a: Cell, b: Cell): number | null {
 /** `cheaper`'s CPU per answer over `dearer`'s (ceiling / service: 1 means as cheap as the ceiling), or null when either is missing. */
 export function cpuRatio(cheaper: Cell, dearer: Cell): number | null {
   return cheaper.ok && dearer.ok && dearer.value.cpuMicrosPerAnswer > 0 ? cheaper.value.cpuMicrosPerAnswer / dearer.value.cpuMicrosPerAnswer : null;
-}
-
-/** The median of each figure over the rounds; the CPU source is 'stat' if any round had to fall back to it. */
-export function medianMeasurement(taken: readonly Measurement[]): Measurement {
-  const of = (figure: (one: Measurement) => number) => median(taken.map(figure));
-  const shares = taken.flatMap((one) => (one.systemShare === null ? [] : [one.systemShare]));
-  return {
-    requestsPerSecond: of((one) => one.requestsPerSecond),
-    p50Ms: of((one) => one.p50Ms),
-    p99Ms: of((one) => one.p99Ms),
-    responses: taken.reduce((sum, one) => sum + one.responses, 0),
-    cpuMicrosPerAnswer: of((one) => one.cpuMicrosPerAnswer),
-    cpuSource: taken.some((one) => one.cpuSource === 'stat') ? 'stat' : 'schedstat',
-    systemShare: shares.length === 0 ? null : median(shares),
-    serverCores: of((one) => one.serverCores),
-    // The busiest round: what matters is whether wrk ever came near a whole core.
-    loadGeneratorCores: Math.max(...taken.map((one) => one.loadGeneratorCores)),
-    ...(taken[0]?.scaleOut === undefined ? {} : { scaleOut: medianScaleOut(taken.map((one) => one.scaleOut!)) }),
-  };
 }

@@ -7,33 +7,7 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { clockTicksPerSecond, cpuBetween, readCpu } from './cpu-time.ts';
-import type { Meter } from './load.ts';
-import { median } from './results.ts';
-
-/** Per answer, over one measured run (or the median of the rounds). */
-export interface ScaleOutFigures {
-  /** CPU µs of every process connected to the bench database (client backends, and autovacuum when it ran there). */
-  readonly postgresMicros: number;
-  readonly redisMicros: number;
-  /** pg_stat_database's xact_commit + xact_rollback of the bench database. */
-  readonly pgTransactions: number;
-  /** Rows inserted, updated or deleted in the bench database's tables (pg_stat_user_tables). */
-  readonly pgRowsWritten: number;
-  /** Every command Redis ran (INFO commandstats), those a script runs included, INFO itself left out. */
-  readonly redisCommands: number;
-  /** Of them, EVAL, EVALSHA and FCALL: each one round trip, however many commands it runs. */
-  readonly redisScripts: number;
-  /** Backends that ended during the run: their CPU since the first reading is lost (0 in a sound run). */
-  readonly backendsVanished: number;
-  /** Rows written per key used, per minute of the run (a run shorter than a minute counts as one); null but for spread keys. */
-  readonly pgWritesPerKeyPerMinute: number | null;
-  /** WAL bytes the cluster wrote (pg_current_wal_lsn), settled on both sides: every database's, so a quiet cluster is assumed. */
-  readonly walBytes: number;
-  /** Growth of the bench database on disk (pg_database_size): rows kept, their indexes, and dead versions not yet reused. */
-  readonly retainedBytes: number;
-  /** The service's CPU after wrk stopped, while it delivered the webhook events the run's writes queued (0 with none queued). */
-  readonly drainServiceMicros: number;
-}
+import type { Meter, ScaleOutFigures } from './measurement.ts';
 
 const PROBE_NAME = 'account-api bench probe';
 
@@ -233,24 +207,5 @@ export function scaleOutMeter(
         drainServiceMicros: per(drainNs / 1000),
       };
     },
-  };
-}
-
-/** The median of each figure over the rounds (vanished backends: the most in any round). */
-export function medianScaleOut(taken: readonly ScaleOutFigures[]): ScaleOutFigures {
-  const of = (figure: (one: ScaleOutFigures) => number) => median(taken.map(figure));
-  const perKey = taken.flatMap((one) => (one.pgWritesPerKeyPerMinute === null ? [] : [one.pgWritesPerKeyPerMinute]));
-  return {
-    postgresMicros: of((one) => one.postgresMicros),
-    redisMicros: of((one) => one.redisMicros),
-    pgTransactions: of((one) => one.pgTransactions),
-    pgRowsWritten: of((one) => one.pgRowsWritten),
-    redisCommands: of((one) => one.redisCommands),
-    redisScripts: of((one) => one.redisScripts),
-    backendsVanished: Math.max(...taken.map((one) => one.backendsVanished)),
-    pgWritesPerKeyPerMinute: perKey.length === 0 ? null : median(perKey),
-    walBytes: of((one) => one.walBytes),
-    retainedBytes: of((one) => one.retainedBytes),
-    drainServiceMicros: of((one) => one.drainServiceMicros),
   };
 }

@@ -14,7 +14,7 @@ import { verify, type LoadSettings, type RequestPlan } from './load.ts';
 import type { BenchOptions, ScaleOutOptions } from './options.ts';
 import type { ServerProcess } from './processes.ts';
 import { startRedis, type BenchRedis } from './redis-server.ts';
-import type { Cell } from './results.ts';
+import type { Cell, ScaleOutResults, ScaleOutRow } from './results.ts';
 import { PostgresProbe, RowsProbe, scaleOutMeter } from './scale-out-meter.ts';
 import { createBenchAccounts, createBenchDatabase } from './seed.ts';
 import { Fleet, launch, leanServiceEnv, type Workspace } from './servers.ts';
@@ -38,27 +38,6 @@ const SPREAD_BODY = new RegExp(`^\\{"status":"success","messages":\\[\\],"meta":
 const SPREAD_PATTERN = `^{"status":"success","messages":%[%],"meta":{},"data":{"user_id":%d+,"username":"${PREFIX}%d+","name":"Seeded ${PREFIX}%d+","timezone":"UTC"}}$`;
 
 export const SCALE_OUT_CALLS: readonly BenchCall[] = [byId('user'), SPREAD_CALL, byId('post-settings')];
-
-export interface ScaleOutRow {
-  readonly call: BenchCall;
-  readonly sqlite: Cell;
-  /** The service's own CPU in the cell's figures; its PostgreSQL backends and redis-server in `value.scaleOut`. */
-  readonly postgres: Cell;
-  /** Round trips the service made to Redis per answer (Redis's count of client reads); null when it could not be counted. */
-  readonly redisRoundTrips: number | null;
-}
-
-export type ScaleOutResults =
-  | { readonly measured: false; readonly reason: string }
-  | {
-      readonly measured: true;
-      readonly accounts: number;
-      readonly settleSeconds: number;
-      readonly seedingSeconds: { readonly sqlite: number; readonly postgres: number };
-      /** PostgreSQL database growth per seeded account (its row, its key, their indexes), from pg_database_size. */
-      readonly bytesPerAccount: number;
-      readonly rows: readonly ScaleOutRow[];
-    };
 
 /** The bench's database URL: the admin URL's server and user, another database. */
 function databaseUrl(adminUrl: string, database: string): string {

@@ -1,6 +1,7 @@
 // The issue's targets for `npm run bench`, each judged from figures of one run: ratios of servers measured side by side.
 import { count, micros, ms, times } from './markdown.ts';
-import { cpuRatio, median, ratio, type BenchResults, type Cell, type EndpointRow } from './results.ts';
+import { median } from './measurement.ts';
+import { cpuRatio, ratio, type BenchResults, type Cell, type EndpointRow } from './results.ts';
 
 /** Authentication's own CPU per answer: GET /hello with valid credentials minus without, at most this many µs. */
 export const AUTH_COST_TARGET_MICROS = 3;

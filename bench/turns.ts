@@ -1,9 +1,9 @@
 // Measuring servers in turn: each job verified, then loaded; the jobs of a group back to back, rounds rotating who goes first.
 import type { BenchAccounts, BenchCall, CallId } from './calls.ts';
-import { measure, verify, type LoadSettings, type Measurement, type Meter, type RequestPlan } from './load.ts';
+import { measure, verify, type LoadSettings, type RequestPlan } from './load.ts';
+import { medianMeasurement, type Measurement, type Meter, type ScaleOutFigures } from './measurement.ts';
 import type { ServerProcess } from './processes.ts';
-import type { ScaleOutFigures } from './scale-out-meter.ts';
-import { medianMeasurement, type Cell } from './results.ts';
+import type { Cell } from './results.ts';
 
 /** One measurement to take: a call on a server under a load. */
 export interface Job {

@@ -1,5 +1,5 @@
-// Imports under src/ run one way (STYLE.md, "Imports run one way"; issue 27): no cycle, and no arrow from a lower layer up.
-// Type-only imports count as much as any other: a type that lives above is a layering smell even though it is erased.
+// Imports under src/ and bench/ run one way (STYLE.md, "Imports run one way"; issues 27 and 37): no cycle, and no arrow from a
+// lower layer up. Type-only imports count as much as any other: a type that lives above is a layering smell even though it is erased.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,12 +8,15 @@ import { describe, test } from 'node:test';
 import { findBackArrows, findCycles, readImportGraph, type BackArrow, type ImportGraph } from '../support/import-layers.ts';
 
 const SRC = join(import.meta.dirname, '../../src');
+const BENCH = join(import.meta.dirname, '../../bench');
+
+type Layers = readonly (readonly [name: string, prefixes: readonly string[]])[];
 
 /**
  * Lowest first. A file belongs to the layer of its longest matching prefix, so one file can sit apart from its folder;
  * a file no prefix claims fails the test, so a new folder is placed here on purpose.
  */
-const LAYERS: readonly (readonly [name: string, prefixes: readonly string[]])[] = [
+const LAYERS: Layers = [
   // Pure rules and definitions: no HTTP, no SQL, no settings (webhook events, errors and retry schedule among them).
   ['domain', ['domain/']],
   // The browser pages' shared look: a stylesheet and the wordmark, read from disk, importing nothing of ours.
@@ -45,10 +48,31 @@ const LAYERS: readonly (readonly [name: string, prefixes: readonly string[]])[] 
   ['process', ['cli/', 'main.ts']],
 ];
 
-function layerOf(file: string): number {
+/**
+ * The bench (bench/README.md), lowest first: what is measured and how it is reported sit apart, so a report never reaches
+ * into a run and a meter never into the servers it measures.
+ */
+const BENCH_LAYERS: Layers = [
+  // What every part speaks of: the calls, the options, processes and their CPU time, the headers the peers copy.
+  ['definitions', ['calls.ts', 'options.ts', 'processes.ts', 'cpu-time.ts', 'header-templates.ts']],
+  // Measuring one call on one server: wrk, the figures a run yields and their medians, the engines' meters, the results' shape.
+  ['measuring', ['measurement.ts', 'wrk.ts', 'load.ts', 'scale-out-meter.ts', 'results.ts']],
+  // The servers measured and the databases they start from.
+  [
+    'servers',
+    ['servers.ts', 'seed.ts', 'bulk-accounts.ts', 'at-size-seed.ts', 'redis-server.ts', 'ceiling-server.ts', 'peer-kit.ts', 'fastify-peer.ts', 'express-peer.ts'],
+  ],
+  // The modes: servers measured in turn, table by table.
+  ['running', ['turns.ts', 'tables.ts', 'scale-out.ts', 'at-size.ts', 'instructions.ts']],
+  // Markdown and the chart, from the results the modes return.
+  ['reporting', ['markdown.ts', 'targets.ts', 'report.ts', 'chart.ts', 'scale-out-report.ts', 'at-size-report.ts', 'instructions-report.ts']],
+  ['entry', ['run.ts']],
+];
+
+function layerIn(layers: Layers, where: string, file: string): number {
   let best = -1;
   let length = -1;
-  LAYERS.forEach(([, prefixes], layer) => {
+  layers.forEach(([, prefixes], layer) => {
     for (const prefix of prefixes) {
       if ((file === prefix || (prefix.endsWith('/') && file.startsWith(prefix))) && prefix.length > length) {
         best = layer;
@@ -56,11 +80,15 @@ function layerOf(file: string): number {
       }
     }
   });
-  if (best < 0) throw new Error(`${file} is in no layer: place its folder in LAYERS (test/unit/imports.test.ts)`);
+  if (best < 0) throw new Error(`${file} is in no layer: place it in ${where} (test/unit/imports.test.ts)`);
   return best;
 }
 
-const describeArrow = ({ from, fromLayer, to, toLayer }: BackArrow) => `${from} (${LAYERS[fromLayer]![0]}) -> ${to} (${LAYERS[toLayer]![0]})`;
+const layerOf = (file: string) => layerIn(LAYERS, 'LAYERS', file);
+const benchLayerOf = (file: string) => layerIn(BENCH_LAYERS, 'BENCH_LAYERS', file);
+
+const describeArrow = (layers: Layers) => ({ from, fromLayer, to, toLayer }: BackArrow) =>
+  `${from} (${layers[fromLayer]![0]}) -> ${to} (${layers[toLayer]![0]})`;
 
 describe('the checker', () => {
   const graph = (edges: Record<string, string[]>): ImportGraph => new Map(Object.entries(edges));
@@ -110,13 +138,33 @@ describe('the imports of src/', () => {
   });
 
   test('never run from a lower layer up', () => {
-    const arrows = findBackArrows(real, layerOf).map(describeArrow);
+    const arrows = findBackArrows(real, layerOf).map(describeArrow(LAYERS));
     const order = LAYERS.map(([name]) => name).join(' < ');
     assert.deepEqual(arrows, [], `imports from a lower layer to a higher one (lowest first: ${order}); move what is shared down, or hand it in`);
   });
 
   test('places every file in a layer, so a new folder cannot slip past the check', () => {
-    assert.throws(() => layerOf('jobs/nightly.ts'), /jobs\/nightly\.ts is in no layer/);
+    assert.throws(() => layerOf('jobs/nightly.ts'), /jobs\/nightly\.ts is in no layer: place it in LAYERS/);
     for (const file of real.keys()) layerOf(file);
+  });
+});
+
+describe('the imports of bench/', () => {
+  const real = readImportGraph(BENCH);
+
+  test('form no cycle', () => {
+    const cycles = findCycles(real).map((files) => files.join(' <-> '));
+    assert.deepEqual(cycles, [], 'import cycles in bench/ (move what both sides need into a module below them, as measurement.ts holds the figures)');
+  });
+
+  test('never run from a lower layer up', () => {
+    const arrows = findBackArrows(real, benchLayerOf).map(describeArrow(BENCH_LAYERS));
+    const order = BENCH_LAYERS.map(([name]) => name).join(' < ');
+    assert.deepEqual(arrows, [], `imports from a lower layer of the bench to a higher one (lowest first: ${order})`);
+  });
+
+  test('places every file in a layer, so a new file cannot slip past the check', () => {
+    assert.throws(() => benchLayerOf('new-mode.ts'), /new-mode\.ts is in no layer: place it in BENCH_LAYERS/);
+    for (const file of real.keys()) benchLayerOf(file);
   });
 });

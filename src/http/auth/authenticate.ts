@@ -1,16 +1,16 @@
 // Authenticates callers from Basic credentials (username + API key) and enforces each route's `access`.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { looksLikeAdminToken } from '../../domain/admin-tokens.ts';
-import { digestMatches, hashKey, keyDigest, parseKey, type KeyEnvironment, type ParsedKey } from '../../domain/api-keys.ts';
+import { digestMatches, hashKey, keyDigest, type KeyEnvironment, type ParsedKey } from '../../domain/api-keys.ts';
 import { EXPIRY_WARNING_MS } from '../../operations/expiry.ts';
 import type { Account, Credential, CredentialStore } from '../../store/store.ts';
-import { parseBasicCredentials, type BasicCredentials } from './basic-credentials.ts';
+import { parseBasicCredentials } from './basic-credentials.ts';
 import { HttpError } from '../failures/http-error.ts';
 import type { AuthAttempt, KeyCharge, RateBudgets } from '../limits/rate-limits.ts';
 import { loggableUsername } from '../observability/key-redaction.ts';
-import { keyUseRecorder } from './key-use.ts';
+import { keyUseRecorder, type RecordUse } from './key-use.ts';
 import { VerifiedKeys } from './verified-keys.ts';
 import { VersionedCredentials } from './versioned-credentials.ts';
+import { wellFormedKey, type Unauthenticated } from './well-formed-key.ts';
 
 /** `public`: credentials optional, checked when sent. `premium`: a valid key of a Premium account. */
 export type Access = 'public' | 'premium';
@@ -73,195 +73,235 @@ function checkAccess(request: FastifyRequest, access: Access): void {
 /** Throws the 400, 401, 403 or 429 that refuses the request. */
 export type Authenticate = (request: FastifyRequest, reply: FastifyReply, access: Access) => Promise<void> | void;
 
-/** The pipeline's authentication step (src/http/pipeline.ts). */
-export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOptions): Authenticate {
-  const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
-  const unauthenticated = (code: string, message: string) => new HttpError(401, code, message, { headers: challenge });
-  const recordUse = keyUseRecorder(options.store, options.touchIntervalMs);
-  // Only keys seen right are served from the cache: remember at least as many as it may hold.
-  const verifiedKeys = new VerifiedKeys(Math.max(10_000, options.credentialCache?.maxEntries ?? 0));
-  const cache = options.credentialCache == null || options.credentialCache.maxAgeMs === 0 ? null : new VersionedCredentials(options.credentialCache);
-  if (cache !== null) options.credentialCache?.resetOnReconnect?.(() => cache.clear());
-  const decoyHash = options.decoyHash ?? DECOY_HASH;
+/**
+ * One request's authentication, handed from step to step in place of a row of values: what the caller presented, and what
+ * the budgets answered. Made once the key is well formed, one plain object per request; the steps fill in the rest.
+ */
+interface Attempt {
+  readonly request: FastifyRequest;
+  readonly reply: FastifyReply;
+  readonly access: Access;
+  /** The username as sent (the failure log names it, redacted). */
+  readonly username: string;
+  /** The username lowercased: whose key it must be, and whose budget it spends. */
+  readonly owner: string;
+  readonly key: ParsedKey;
+  /** The key's digest, hashed once and compared with the row's. */
+  readonly digest: string;
+  /** Seen right before (VerifiedKeys): the key's own budget is charged before the read, not the address's failed attempts. */
+  readonly vouched: boolean;
+  /** The failed attempt spent before the read (null for a vouched key): given back once the key proves right, or the store fails. */
+  spentFailure: AuthAttempt;
+  /** What the key's charge answered; a Redis charge carries the credentials version to tag a cached row with, and whether a stamp is due. */
+  charge: void | KeyCharge;
+}
 
-  type Presented = { readonly credentials: BasicCredentials; readonly owner: string; readonly key: ParsedKey; readonly digest: string };
+/** Runs `next` at once when `value` is not a promise, so the common request never waits a microtask. */
+function then<T>(value: T | Promise<T>, next: (value: T) => void | Promise<void>): void | Promise<void> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
 
-  // An admin token sent here (as a Bearer token, or pasted as the password) is told where it belongs, not just "malformed".
-  const adminTokenHere = () =>
-    unauthenticated(
-      'wrong_credential_kind',
-      'This is an admin token; this port takes HTTP Basic credentials (username and API key). Send admin tokens to the admin API (ADMIN_PORT).',
-    );
+/**
+ * The checks in the order a request meets them: the key's shape, a budget spent before any read, the credential (cached or
+ * read), the verdict on it, then the key's budget and the route's access. Each step takes the request's Attempt.
+ */
+class KeyAuthenticator {
+  readonly #rateBudgets: RateBudgets;
+  readonly #store: CredentialStore;
+  readonly #environment: KeyEnvironment;
+  /** The 401 with this port's challenge. */
+  readonly #unauthenticated: Unauthenticated;
+  readonly #onFailure: ((reason: string) => void) | undefined;
+  readonly #decoyHash: Uint8Array;
+  readonly #recordUse: RecordUse;
+  readonly #verifiedKeys: VerifiedKeys;
+  readonly #cache: VersionedCredentials | null;
 
-/** Checks what needs no store (header and key shape, checksum, environment); hashes once. */
-  function presented(credentials: BasicCredentials | null, header: string): Presented {
-    if (credentials === null) {
-      if (/^bearer +aapi_admin_/i.test(header)) throw adminTokenHere();
-      throw unauthenticated(
-        'malformed_credentials',
-        'The Authorization header must be HTTP Basic credentials: base64 of USERNAME:API_KEY (curl -u USERNAME:API_KEY).',
-      );
-    }
-    const parsed = parseKey(credentials.password);
-    if (!parsed.ok && looksLikeAdminToken(credentials.password)) throw adminTokenHere();
-    if (!parsed.ok) {
-      throw unauthenticated(
-        'malformed_key',
-        'The API key is not in the expected format (aapi_live_... or aapi_sandbox_...); check that it was copied whole.',
-      );
-    }
-    const key = parsed.key;
-    if (key.environment !== options.environment) {
-      throw unauthenticated(
-        'wrong_environment',
-        key.environment === 'sandbox'
-          ? 'This is a sandbox key; send it to the sandbox server, or use a live key here.'
-          : 'This is a live key; the sandbox accepts only sandbox keys (aapi_sandbox_...).',
-      );
-    }
-    return { credentials, owner: credentials.username.toLowerCase(), key, digest: keyDigest(key.token) };
+  constructor(rateBudgets: RateBudgets, options: AuthenticateOptions) {
+    this.#rateBudgets = rateBudgets;
+    this.#store = options.store;
+    this.#environment = options.environment;
+    const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
+    this.#unauthenticated = (code, message) => new HttpError(401, code, message, { headers: challenge });
+    this.#onFailure = options.onFailure;
+    this.#decoyHash = options.decoyHash ?? DECOY_HASH;
+    this.#recordUse = keyUseRecorder(options.store, options.touchIntervalMs);
+    // Only keys seen right are served from the cache: remember at least as many as it may hold.
+    this.#verifiedKeys = new VerifiedKeys(Math.max(10_000, options.credentialCache?.maxEntries ?? 0));
+    const cache = options.credentialCache == null || options.credentialCache.maxAgeMs === 0 ? null : new VersionedCredentials(options.credentialCache);
+    if (cache !== null) options.credentialCache?.resetOnReconnect?.(() => cache.clear());
+    this.#cache = cache;
   }
 
-  function identify({ owner, digest }: Presented, credential: Credential | null): Credential {
-    const hashMatches = digestMatches(digest, credential?.hash ?? decoyHash);
-    const ownerMatches = credential !== null && credential.account.username.toLowerCase() === owner;
-    if (credential === null || !hashMatches || !ownerMatches) {
-      throw unauthenticated('invalid_credentials', 'The username or API key is wrong.');
-    }
-    if (credential.revoked) {
-      throw unauthenticated('key_revoked', 'This API key has been revoked; ask the account holder for a new one.');
-    }
-    // The row's expiry against the clock, at every request: a cached row never carries a stale verdict.
-    if (credential.expiresAtMs !== null && credential.expiresAtMs <= Date.now()) {
-      const at = new Date(credential.expiresAtMs).toISOString();
-      throw unauthenticated('key_expired', `This API key expired at ${at}; use its successor, or ask the account holder for a new one.`);
-    }
-    return credential;
-  }
-
-  // Usernames are not secret and help spot a guesser; the key never appears, even when pasted into the user part.
-  function reportFailure(request: FastifyRequest, reason: string, username: string | undefined): void {
-    request.log.info(username === undefined ? { reason } : { reason, username: loggableUsername(username) }, 'auth failure');
-    options.onFailure?.(reason);
-  }
-
-  /** Runs `next` at once when `value` is not a promise, so the common request never waits a microtask. */
-  function then<T>(value: T | Promise<T>, next: (value: T) => void | Promise<void>): void | Promise<void> {
-    return value instanceof Promise ? value.then(next) : next(value);
-  }
-
-  /** Asks the cache (with the version the vouched key's charge read first) or the store, judges, then admits. */
-  function lookUp(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt, charged: void | KeyCharge): void | Promise<void> {
-    const { keyId } = key.key;
-  // Only a vouched key's charge was read before the row; a version read after it would be too late to tag it.
-    const version = cache !== null && charged !== undefined ? charged.version : null;
-    if (version !== null) {
-      const cached = cache!.get(keyId, version);
-      if (cached !== undefined) return admit(request, reply, access, key, vouched, attempt, cached, charged);
-    }
-    const askedAt = version === null ? 0 : Date.now();
-    let found: Credential | null | Promise<Credential | null>;
-    try {
-      found = options.store.findCredential(keyId);
-    } catch (error) {
-      found = Promise.reject(error);
-    }
-    if (!(found instanceof Promise)) return admit(request, reply, access, key, vouched, attempt, found, charged);
-    return found.then(
-      (credential) => {
-        if (version !== null && credential !== null) cache!.set(keyId, version, credential, askedAt);
-        return admit(request, reply, access, key, vouched, attempt, credential, charged);
-      },
-      (error: unknown) => refused(request, key, vouched, attempt, error),
-    );
-  }
-
-  function admit(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt, credential: Credential | null, charged: void | KeyCharge): void | Promise<void> {
-    try {
-      identified(request, reply, identify(key, credential));
-    } catch (error) {
-      refused(request, key, vouched, attempt, error);
-    }
-    return admitted(request, reply, access, key, vouched, attempt, charged);
-  }
-
-  function refused(request: FastifyRequest, key: Presented, vouched: boolean, attempt: AuthAttempt, error: unknown): never {
-    if (error instanceof HttpError && error.statusCode === 401) {
-      // A remembered key that fails now (revoked, deleted) is a stranger again: its next attempts spend the budget.
-      if (vouched) verifiedKeys.forget(key.key.keyId);
-      cache?.forget(key.key.keyId);
-      // Revoked or expired is said only once the secret matched: still the holder's request, so its usage counts it as
-      // refused (key-usage.ts). Any other 401 proves no key, and names none.
-      request.keyId = error.code === 'key_revoked' || error.code === 'key_expired' ? key.key.keyId : null;
-      reportFailure(request, error.code, key.credentials.username);
-    } else {
-      // The store could not answer (503): the attempt is given back, so retrying through an outage never locks a client out.
-      rateBudgets.refundAuthAttempt(request, attempt);
-    }
-    throw error;
-  }
-
-  function identified(request: FastifyRequest, reply: FastifyReply, credential: Credential): void {
-    request.caller = credential.account;
-    request.credential = credential;
-      // Before any later refusal (budget, Premium, scope), so a client hears of expiry on every answer its key gets.
-    const { expiresAtMs } = credential;
-    if (expiresAtMs !== null && expiresAtMs - Date.now() < EXPIRY_WARNING_MS) {
-      reply.header(KEY_EXPIRES_HEADER, new Date(expiresAtMs).toISOString());
-    }
-    request.keyId = credential.keyId;
-  }
-
-  function admitted(request: FastifyRequest, reply: FastifyReply, access: Access, key: Presented, vouched: boolean, attempt: AuthAttempt, charged: void | KeyCharge): void | Promise<void> {
-    // Recorded off the request path: a slow store must not hold the answer back for a "last used" stamp.
-    if (vouched) {
-      recordUse(request, charged);
-      return checkAccess(request, access);
-    }
-    rateBudgets.refundAuthAttempt(request, attempt);
-    verifiedKeys.remember(request.credential!.keyId, request.credential!.hash, key.owner);
-    // Every authenticated request spends its key's budget, Premium or not.
-    const charging = rateBudgets.chargeKey(request, reply, key.owner);
-    if (charging instanceof Promise) {
-      return charging.then((charge) => {
-        recordUse(request, charge);
-        checkAccess(request, access);
-      });
-    }
-    recordUse(request, charging);
-    return checkAccess(request, access);
-  }
-
-  return function authenticate(request, reply, access) {
+  authenticate(request: FastifyRequest, reply: FastifyReply, access: Access): void | Promise<void> {
     const header = request.headers.authorization;
     if (header === undefined) {
-      if (access === 'public') return rateBudgets.charge(request, reply);
-      reportFailure(request, 'credentials_required', undefined);
-      throw unauthenticated('credentials_required', 'This endpoint needs HTTP Basic credentials: your username and an API key.');
+      if (access === 'public') return this.#rateBudgets.charge(request, reply);
+      this.#reportFailure(request, 'credentials_required', undefined);
+      throw this.#unauthenticated('credentials_required', 'This endpoint needs HTTP Basic credentials: your username and an API key.');
     }
     // Node keeps the first of several Authorization headers; which one a proxy used is anyone's guess.
     if (repeatsHeader(request.raw.rawHeaders, 'authorization')) {
       throw new HttpError(400, 'duplicate_header', 'The request has more than one Authorization header; send exactly one.');
     }
     const credentials = parseBasicCredentials(header);
-    let key: Presented;
+    let key: ParsedKey;
     try {
-      key = presented(credentials, header);
+      key = wellFormedKey(credentials, header, this.#environment, this.#unauthenticated);
     } catch (error) {
       // Refused without a store read, but still a failed attempt (past the budget, the 429 answers).
-      return then(rateBudgets.spendAuthAttempt(request, reply), () => {
-        if (error instanceof HttpError) reportFailure(request, error.code, credentials?.username);
+      return then(this.#rateBudgets.spendAuthAttempt(request, reply), () => {
+        if (error instanceof HttpError) this.#reportFailure(request, error.code, credentials?.username);
         throw error;
       });
     }
+    const { username } = credentials!; // wellFormedKey refuses a header without credentials
+    const owner = username.toLowerCase();
+    const digest = keyDigest(key.token);
+    const vouched = this.#verifiedKeys.vouchesFor(key.keyId, digest, owner);
+    const attempt: Attempt = { request, reply, access, username, owner, key, digest, vouched, spentFailure: null, charge: undefined };
     // Spend a budget before any store read: a key seen right spends its per-key budget, any other the address's failed
     // attempts, so neither valid keys nor guesses can drive reads past a limit.
-    if (verifiedKeys.vouchesFor(key.key.keyId, key.digest, key.owner)) {
-      request.keyId = key.key.keyId;
-      const charging = rateBudgets.chargeKey(request, reply, key.owner);
-      if (!(charging instanceof Promise)) return lookUp(request, reply, access, key, true, null, charging);
-      return charging.then((charge) => lookUp(request, reply, access, key, true, null, charge));
+    if (vouched) {
+      request.keyId = key.keyId;
+      const charging = this.#rateBudgets.chargeKey(request, reply, owner);
+      if (!(charging instanceof Promise)) {
+        attempt.charge = charging;
+        return this.#lookUp(attempt);
+      }
+      return charging.then((charge) => {
+        attempt.charge = charge;
+        return this.#lookUp(attempt);
+      });
     }
-    return then(rateBudgets.spendAuthAttempt(request, reply), (attempt) => lookUp(request, reply, access, key, false, attempt));
-  };
+    const spending = this.#rateBudgets.spendAuthAttempt(request, reply);
+    if (!(spending instanceof Promise)) {
+      attempt.spentFailure = spending;
+      return this.#lookUp(attempt);
+    }
+    return spending.then((spent) => {
+      attempt.spentFailure = spent;
+      return this.#lookUp(attempt);
+    });
+  }
+
+  /** Asks the cache (with the version the vouched key's charge read first) or the store, then admits or refuses. */
+  #lookUp(attempt: Attempt): void | Promise<void> {
+    const { keyId } = attempt.key;
+    const cache = this.#cache;
+    // Only a vouched key's charge was read before the row; a version read after it would be too late to tag it.
+    const version = cache !== null && attempt.charge !== undefined ? attempt.charge.version : null;
+    if (version !== null) {
+      const cached = cache!.get(keyId, version);
+      if (cached !== undefined) return this.#admit(attempt, cached);
+    }
+    const askedAt = version === null ? 0 : Date.now();
+    let found: Credential | null | Promise<Credential | null>;
+    try {
+      found = this.#store.findCredential(keyId);
+    } catch (error) {
+      found = Promise.reject(error);
+    }
+    if (!(found instanceof Promise)) return this.#admit(attempt, found);
+    return found.then(
+      (credential) => {
+        if (version !== null && credential !== null) cache!.set(keyId, version, credential, askedAt);
+        return this.#admit(attempt, credential);
+      },
+      (error: unknown) => this.#refuse(attempt, error),
+    );
+  }
+
+  /** Judges the credential found (null: no such key) and, when it is the caller's and valid, lets the request on. */
+  #admit(attempt: Attempt, found: Credential | null): void | Promise<void> {
+    try {
+      this.#identified(attempt, this.#judge(attempt, found));
+    } catch (error) {
+      this.#refuse(attempt, error);
+    }
+    return this.#admitted(attempt);
+  }
+
+  /** The credential, if the presented key is it and it may still be used; else the 401 that says why not. */
+  #judge(attempt: Attempt, found: Credential | null): Credential {
+    const hashMatches = digestMatches(attempt.digest, found?.hash ?? this.#decoyHash);
+    const ownerMatches = found !== null && found.account.username.toLowerCase() === attempt.owner;
+    if (found === null || !hashMatches || !ownerMatches) {
+      throw this.#unauthenticated('invalid_credentials', 'The username or API key is wrong.');
+    }
+    if (found.revoked) {
+      throw this.#unauthenticated('key_revoked', 'This API key has been revoked; ask the account holder for a new one.');
+    }
+    // The row's expiry against the clock, at every request: a cached row never carries a stale verdict.
+    if (found.expiresAtMs !== null && found.expiresAtMs <= Date.now()) {
+      const at = new Date(found.expiresAtMs).toISOString();
+      throw this.#unauthenticated('key_expired', `This API key expired at ${at}; use its successor, or ask the account holder for a new one.`);
+    }
+    return found;
+  }
+
+  /** Undoes what the attempt left behind for a key that is not right, or gives the attempt back when the store failed; rethrows. */
+  #refuse(attempt: Attempt, error: unknown): never {
+    const { request, key } = attempt;
+    if (error instanceof HttpError && error.statusCode === 401) {
+      // A remembered key that fails now (revoked, deleted) is a stranger again: its next attempts spend the budget.
+      if (attempt.vouched) this.#verifiedKeys.forget(key.keyId);
+      this.#cache?.forget(key.keyId);
+      // Revoked or expired is said only once the secret matched: still the holder's request, so its usage counts it as
+      // refused (key-usage.ts). Any other 401 proves no key, and names none.
+      request.keyId = error.code === 'key_revoked' || error.code === 'key_expired' ? key.keyId : null;
+      this.#reportFailure(request, error.code, attempt.username);
+    } else {
+      // The store could not answer (503): the attempt is given back, so retrying through an outage never locks a client out.
+      this.#rateBudgets.refundAuthAttempt(request, attempt.spentFailure);
+    }
+    throw error;
+  }
+
+  /** Puts the caller and its credential on the request, and says on the answer when the key expires soon. */
+  #identified(attempt: Attempt, credential: Credential): void {
+    const { request } = attempt;
+    request.caller = credential.account;
+    request.credential = credential;
+    // Before any later refusal (budget, Premium, scope), so a client hears of expiry on every answer its key gets.
+    const { expiresAtMs } = credential;
+    if (expiresAtMs !== null && expiresAtMs - Date.now() < EXPIRY_WARNING_MS) {
+      attempt.reply.header(KEY_EXPIRES_HEADER, new Date(expiresAtMs).toISOString());
+    }
+    request.keyId = credential.keyId;
+  }
+
+  /** Charges a key not vouched for yet (a vouched one was charged before the read), records its use, checks the route's access. */
+  #admitted(attempt: Attempt): void | Promise<void> {
+    const { request, reply, access } = attempt;
+    // Recorded off the request path: a slow store must not hold the answer back for a "last used" stamp.
+    if (attempt.vouched) {
+      this.#recordUse(request, attempt.charge);
+      return checkAccess(request, access);
+    }
+    this.#rateBudgets.refundAuthAttempt(request, attempt.spentFailure);
+    this.#verifiedKeys.remember(request.credential!.keyId, request.credential!.hash, attempt.owner);
+    // Every authenticated request spends its key's budget, Premium or not.
+    const charging = this.#rateBudgets.chargeKey(request, reply, attempt.owner);
+    if (charging instanceof Promise) {
+      return charging.then((charge) => {
+        this.#recordUse(request, charge);
+        checkAccess(request, access);
+      });
+    }
+    this.#recordUse(request, charging);
+    return checkAccess(request, access);
+  }
+
+  // Usernames are not secret and help spot a guesser; the key never appears, even when pasted into the user part.
+  #reportFailure(request: FastifyRequest, reason: string, username: string | undefined): void {
+    request.log.info(username === undefined ? { reason } : { reason, username: loggableUsername(username) }, 'auth failure');
+    this.#onFailure?.(reason);
+  }
+}
+
+/** The pipeline's authentication step (src/http/pipeline.ts). */
+export function authenticator(rateBudgets: RateBudgets, options: AuthenticateOptions): Authenticate {
+  const keys = new KeyAuthenticator(rateBudgets, options);
+  return (request, reply, access) => keys.authenticate(request, reply, access);
 }
