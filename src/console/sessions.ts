@@ -34,6 +34,15 @@ export function sessionCookieOf(request: FastifyRequest, baseName: string): Sess
 }
 
 /**
+ * Spaces and tabs off both ends, as a browser trims a cookie's name (RFC 6265 5.2), and nothing more: String.prototype.trim
+ * also takes U+00A0, so a cookie a sibling host named "\xa0__Host-console_session" (no prefix to the browser, so allowed a
+ * Domain) would be read as the __Host- one.
+ */
+function browserTrimmed(text: string): string {
+  return text.replace(/^[ \t]+|[ \t]+$/g, '');
+}
+
+/**
  * Every value the request's Cookie header gives `name`, in order. A browser sends one per cookie it holds under that name (one
  * set by this host, others by a parent domain, for other paths); a parser keeps the first, which would let a planted one win.
  */
@@ -42,8 +51,8 @@ export function cookieValues(header: string | undefined, name: string): string[]
   const values: string[] = [];
   for (const pair of header.split(';')) {
     const equals = pair.indexOf('=');
-    if (equals === -1 || pair.slice(0, equals).trim() !== name) continue;
-    const value = pair.slice(equals + 1).trim();
+    if (equals === -1 || browserTrimmed(pair.slice(0, equals)) !== name) continue;
+    const value = browserTrimmed(pair.slice(equals + 1));
     values.push(value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value);
   }
   return values;

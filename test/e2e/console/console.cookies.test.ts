@@ -201,6 +201,20 @@ describe("the console's session cookie against a sibling host's cookies, in a br
     assert.equal(await heading(page), 'Accounts');
   });
 
+  test('over TLS a cookie named "\\xa0__Host-console_session" by the sibling is not the session cookie: never used, locks no one out', async () => {
+    const origin = `https://${CONSOLE_HOST}:${tlsFront.port}`;
+    const page = await newPage();
+    const planted = await plantersSecret();
+    // The name does not start with the prefix, so Chromium lets the sibling set it for the parent domain; it sends byte 0xa0.
+    await plant(page, tlsFront, 'https', [`\u00a0__Host-console_session=${planted}; Domain=${PARENT}; Path=/; Secure; SameSite=Lax`]);
+    assert.equal((await page.context().cookies(`${origin}/console/accounts`)).length, 1, 'test setup: the sibling planted nothing');
+    await page.goto(`${origin}/console/accounts`);
+    assert.equal(page.url(), `${origin}/console/sign-in`, "the browser was let into the console on the planter's session");
+    await signIn(page, origin, victimToken);
+    await page.waitForURL(/\/console\/(accounts|sign-in\?notice=)/);
+    assert.equal(page.url(), `${origin}/console/accounts`, 'the planted cookie locked the victim out');
+  });
+
   test('over plain HTTP, a cookie planted beside the session makes two, which are none: nothing is done as the planter', async () => {
     const origin = `http://${CONSOLE_HOST}:${plainFront.port}`;
     const page = await newPage();

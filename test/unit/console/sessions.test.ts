@@ -191,6 +191,13 @@ describe('console sessions', () => {
     assert.deepEqual(cookieValues('theme=dark', 'console_session'), []);
     assert.deepEqual(cookieValues(undefined, 'console_session'), []);
   });
+
+  test('a name is trimmed of spaces and tabs only, as browsers do: a no-break space before it makes another cookie', () => {
+    // Chromium keeps a cookie named "\u00a0__Host-console_session" for a parent domain (it does not start with the prefix) and
+    // sends it as byte 0xa0, which Node reads as U+00A0; String.prototype.trim would make it the __Host- cookie.
+    assert.deepEqual(cookieValues('\u00a0__Host-console_session=planted; __Host-console_session=own', '__Host-console_session'), ['own']);
+    assert.deepEqual(cookieValues('\t console_session=a \t', 'console_session'), ['a']);
+  });
 });
 
 test("the sandbox's console has a cookie of its own, so a live and a sandbox console on one host do not sign each other out", async () => {
