@@ -147,8 +147,14 @@ export function idempotentWrites(options: IdempotentWritesOptions): IdempotentWr
           await store.releaseIdempotencyKey(held);
         }
       } catch (error) {
-        // The answer still goes out. The claim is released once the store answers (a retry from this instance releases it at
-        // once); should this instance stop first, its lease frees it. A failure not kept is run again by a retry, as after a crash.
+        // The answer still goes out. A 2xx answered a write that committed (the admin port records its answer only now): its
+        // claim is left to its lease, as after a crash, never freed early for a retry to run the write again.
+        if (reply.statusCode < 300) {
+          request.log.warn({ err: error }, 'idempotency key not settled after a 2xx: it is freed when its lease ends');
+          return payload;
+        }
+        // Anything else changed nothing: released once the store answers (a retry from this instance releases it at once);
+        // should this instance stop first, its lease frees it.
         request.log.warn({ err: error }, 'idempotency key not settled: released once the store answers');
         unreleased.keep(held, held.claimedAt + leaseMs, request.log);
       }

@@ -84,6 +84,45 @@ describe('idempotentWrites', () => {
   });
 });
 
+describe('a kept answer the store could not record', () => {
+  /** The admin port's order: the write committed, then its 2xx could not be recorded (the store stopped in between). */
+  async function committedButUnrecorded(status: number) {
+    const released: HeldIdempotencyKey[] = [];
+    let fingerprintSeen = '';
+    let claims = 0;
+    const store = {
+      claimIdempotencyKey: async (claim: { fingerprint: string }) => {
+        fingerprintSeen = claim.fingerprint;
+        // The first claim is granted; the retry finds the first request's claim, unanswered (its answer was never recorded).
+        return ++claims === 1 ? { state: 'claimed' as const } : { state: 'in_progress' as const, fingerprint: fingerprintSeen };
+      },
+      completeIdempotencyKey: async () => {
+        throw new Error('connection terminated');
+      },
+      releaseIdempotencyKey: async (held: HeldIdempotencyKey) => void released.push(held),
+    } as unknown as Store;
+    const writes = idempotentWrites({ store });
+    const first = request({ 'idempotency-key': 'k1' });
+    await writes.claim(first, reply(200));
+    await writes.settle(first, reply(status), '{"status":"success"}');
+    const retry = request({ 'idempotency-key': 'k1' });
+    const outcome = await writes.claim(retry, reply(200)).then(() => 'ran again', (error: { code?: string }) => error.code);
+    writes.close();
+    return { released, outcome };
+  }
+
+  test('a 2xx is not freed for a retry to run the committed write again: the retry meets 409 until the lease ends, as after a crash', async () => {
+    const { released, outcome } = await committedButUnrecorded(201);
+    assert.equal(outcome, 'idempotency_key_in_use');
+    assert.equal(released.length, 0, 'the claim of a write that committed was released');
+  });
+
+  test('a 400, which changed nothing, is freed so that the retry runs at once', async () => {
+    const { released } = await committedButUnrecorded(400);
+    assert.equal(released.length, 1);
+  });
+});
+
 describe('fingerprint', () => {
   test('ignores the order of the parameters, and tells bodies, paths and If-Match apart', () => {
     const base = fingerprint('POST', '/api/v0/user', undefined, { a: '1', b: '2' });
