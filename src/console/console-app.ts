@@ -63,7 +63,9 @@ export async function operatorConsole(app: FastifyInstance, options: ConsoleOpti
     const page = failurePage(message?.code ?? 'unknown', mapped.statusCode, request.params);
     if (message?.code === 'rate_limited') {
       // The API's words name an API key; a person at the console is told whose budget it is, and when to come back.
-      const text = `This admin token has used its requests for now (ADMIN_RATE_LIMIT_PER_TOKEN, shared with the admin API calls made with it), so nothing was done. Try again in ${mapped.headers['Retry-After'] ?? 'a few'} seconds.`;
+      // A refused page is often the one a change redirected to, which was made: only a refused change says nothing was done.
+      const outcome = request.method === 'GET' || request.method === 'HEAD' ? 'so this page was not loaded' : 'so nothing was done';
+      const text = `This admin token has used its requests for now (ADMIN_RATE_LIMIT_PER_TOKEN, shared with the admin API calls made with it), ${outcome}. Try again in ${mapped.headers['Retry-After'] ?? 'a few'} seconds.`;
       return views.send(request, reply, 'error', { ...page, section: null, status: 429, message: { ...message, message: text } }, 429);
     }
     return views.send(request, reply, 'error', { ...page, section: null, status: mapped.statusCode, message }, mapped.statusCode);

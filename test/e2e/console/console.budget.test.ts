@@ -87,6 +87,22 @@ for (const setup of SETUPS) {
       const errors = server.server.output.filter((line) => /"level":(5|6)\d/.test(line));
       assert.deepEqual(errors, [], 'a refusal was logged as a failure of ours');
     });
+
+    test('a change made with the budget\'s last request is not called undone by the refused page its redirect leads to', async () => {
+      const token = await makeAdminToken(server.workspace, 'last-request');
+      const cookie = await signIn(server, token);
+      let page = await consoleRequest(server, 'GET', '/console/accounts', { cookie });
+      for (let i = 2; i < BUDGET; i++) page = await consoleRequest(server, 'GET', '/console/accounts', { cookie });
+      const username = `made-last-${setup.database === SETUPS[0].database ? 'sqlite' : 'pg'}`;
+      // The budget's last request creates the account; the page the browser is sent to next is past it.
+      const created = await consoleRequest(server, 'POST', '/console/accounts', { cookie, form: { _csrf: csrfOf(page.html), username } });
+      assert.equal(created.status, 303, created.html.slice(0, 300));
+      const shown = await consoleRequest(server, 'GET', created.location!, { cookie });
+      assert.equal(shown.status, 429);
+      assert.equal(expectData(await server.call('GET', `/accounts/${username}`)).username, username, 'test setup: the account was not created');
+      assert.doesNotMatch(shown.html, /nothing was done/, 'a refused page said nothing was done, after the change before it was made');
+      assert.match(shown.html, /This admin token has used its requests for now/);
+    });
   });
 }
 
