@@ -13,6 +13,7 @@ const SCRIPT = join(REPO_ROOT, 'account-api');
 // A PATH holding only what the script itself uses: no npm, npx or node to fall back on.
 const bare = mkdtempSync(join(tmpdir(), 'account-api-bare-path-'));
 symlinkSync('/usr/bin/dirname', join(bare, 'dirname'));
+symlinkSync('/usr/bin/readlink', join(bare, 'readlink'));
 after(() => rmSync(bare, { recursive: true, force: true }));
 
 const run = (args: readonly string[], env: NodeJS.ProcessEnv) => runCommand(SCRIPT, args, { cwd: tmpdir(), env });
@@ -26,6 +27,13 @@ test('./account-api passes the arguments and the exit status through, from any d
   const result = await run(['users', 'frobnicate'], { PATH: bare, HOME: process.env.HOME });
   assert.equal(result.code, 2, result.stderr);
   assert.match(result.stderr, /^account-api: unknown users command 'frobnicate'/);
+});
+
+test('./account-api linked from a directory on PATH (ln -s) still finds the project it belongs to', async () => {
+  const linked = join(bare, 'account-api');
+  symlinkSync(SCRIPT, linked);
+  const result = await runCommand(linked, ['--version'], { cwd: tmpdir(), env: { PATH: bare, HOME: process.env.HOME } });
+  assert.deepEqual(result, { code: 0, stdout: `${VERSION}\n`, stderr: '' });
 });
 
 test('the README runs its CLI commands through ./account-api, never npx', () => {
