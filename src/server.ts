@@ -55,11 +55,14 @@ async function checkPrepared(store: Store): Promise<PreparedStore> {
 }
 
 /**
- * A port another process holds, or one this user may not bind, is the operator's to fix: one line naming the port and the
+ * A port another process holds, one this user may not bind, or an address not this machine's, is the operator's to fix: one line naming the port and the
  * setting (run-cli.ts prints a ConfigError without a stack), not an "unexpected failure". Anything else is passed on.
  */
-function listenFailure(error: unknown, host: string, port: number, setting: string): unknown {
+function listenFailure(error: unknown, host: string, port: number, setting: string, hostSetting: string): unknown {
   const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'EADDRNOTAVAIL') {
+    return new ConfigError(`address ${host} is not one of this machine's: set ${hostSetting} to one of its addresses, or 0.0.0.0 for every interface.`);
+  }
   if (code === 'EADDRINUSE') {
     return new ConfigError(`port ${port} on ${host} is already in use by another process: stop that process, or set ${setting} to a free port.`);
   }
@@ -114,19 +117,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     let adminApp: FastifyInstance | null = null;
     try {
       await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
-        throw listenFailure(error, config.host, config.port, 'PORT (or --port)');
+        throw listenFailure(error, config.host, config.port, 'PORT (or --port)', 'HOST (or --host)');
       });
       if (config.metrics.port !== null) {
         const { host, port } = config.metrics;
         metricsListener = await listenForMetrics({ registry: metrics.registry, host, port }).catch((error: unknown) => {
-          throw listenFailure(error, host, port, 'METRICS_PORT');
+          throw listenFailure(error, host, port, 'METRICS_PORT', 'METRICS_HOST');
         });
       }
       if (config.admin.port !== null) {
         const { host, port } = config.admin;
         adminApp = buildAdminApp({ config, store, timezones, redis, metrics, tracing });
         await adminApp.listen({ port, host }).catch((error: unknown) => {
-          throw listenFailure(error, host, port, 'ADMIN_PORT');
+          throw listenFailure(error, host, port, 'ADMIN_PORT', 'ADMIN_HOST');
         });
       }
     } catch (error) {

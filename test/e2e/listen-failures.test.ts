@@ -42,6 +42,18 @@ for (const [what, flags, variables, setting] of CASES) {
   });
 }
 
+test('an address that is not this machine\'s: one line naming it and HOST, exit 1', async () => {
+  // 192.0.2.1 is TEST-NET-1 (RFC 5737), assigned to no machine: binding it fails locally, nothing is sent.
+  const args = ['serve', '--host', '192.0.2.1', '--port', '0'];
+  const result = await runCli(workspace, args);
+  assert.equal(result.code, 1, describeRun(args, result));
+  const lines = result.stderr.split('\n').filter((line) => line !== '');
+  assert.equal(lines.length, 1, `one line on stderr, no stack trace; ${describeRun(args, result)}`);
+  assert.match(lines[0]!, /^account-api: address 192\.0\.2\.1\b/);
+  assert.match(lines[0]!, /\bHOST\b/);
+  assert.doesNotMatch(lines[0]!, /unexpected failure|EADDRNOTAVAIL/);
+});
+
 test('the banner names the address the server is bound to: 0.0.0.0 as every interface, with the URL for this machine', async () => {
   const server = await startServer(workspace, ['--host', '0.0.0.0']);
   try {
