@@ -13,7 +13,7 @@ import { adminAccountRoutes } from './routes/accounts.ts';
 import { adminAuditRoutes } from './routes/audit.ts';
 import { adminKeyRoutes } from './routes/keys.ts';
 import { adminWebhookRoutes } from './routes/webhooks.ts';
-import { webhookUserAgent } from '../webhooks/send-delivery.ts';
+import { webhookUserAgent } from '../operations/webhooks/send-delivery.ts';
 import { operatorConsole } from '../console/console-app.ts';
 
 export const ADMIN_PREFIX = '/admin/v0';

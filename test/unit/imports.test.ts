@@ -24,27 +24,16 @@ const LAYERS: Layers = [
   // Every settings type, parsed once from the environment and flags.
   ['config', ['config.ts']],
   ['store', ['store/']],
-  // The one implementation of every change; the sandbox's demo accounts are seeded through the store as operations are.
-  // The webhook operations check addresses, seal and make signing secrets and send the test event, so those modules sit here,
-  // below the worker that also uses them, though they live in webhooks/ beside it.
-  [
-    'operations',
-    [
-      'operations/',
-      'sandbox/',
-      'webhooks/address-check.ts',
-      'webhooks/special-addresses.ts',
-      'webhooks/secret-sealing.ts',
-      'webhooks/signature.ts',
-      'webhooks/send-delivery.ts',
-    ],
-  ],
-  // Spans, below what serves requests: the pipeline, the admin port and the webhook worker all run inside them.
+  // The one implementation of every change, and what the webhook operations need to do theirs (checking an address, sending
+  // one delivery); the sandbox's demo accounts are seeded through the store as operations are.
+  ['operations', ['operations/', 'sandbox/']],
+  // Spans, below what serves requests: the pipeline, the admin port and the webhook delivery worker all run inside them.
   ['tracing', ['tracing/']],
-  // The faces and what runs beside requests: the public routes, the admin API, the webhook sender and worker.
-  ['faces', ['http/', 'routes/', 'admin/', 'webhooks/', 'console/']],
-  // The factories that build the ports from the faces; admin-app.ts builds the admin port as app.ts builds the public one.
-  ['ports', ['app.ts', 'server.ts', 'admin/admin-app.ts']],
+  // The faces: the public routes, the admin API, the console, and the HTTP machinery they share.
+  ['faces', ['http/', 'routes/', 'admin/', 'console/']],
+  // What runs: the factories that build the ports from the faces, the webhook delivery worker that runs beside them.
+  // admin-app.ts builds the admin port as app.ts builds the public one.
+  ['ports', ['service/', 'app.ts', 'server.ts', 'admin/admin-app.ts']],
   ['process', ['cli/', 'main.ts']],
 ];
 

@@ -15,7 +15,7 @@ import {
   sendWebhookTestEvent,
   switchWebhookEndpoint,
 } from '../../operations/webhooks.ts';
-import { attemptJson, endpointJson, testEventJson } from '../../webhooks/representations.ts';
+import { attemptJson, endpointJson, testEventJson } from '../../operations/webhooks/representations.ts';
 import { MAX_WEBHOOK_ENDPOINTS } from '../../store/webhooks/webhook-store.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { actorOf } from '../admin-actor.ts';

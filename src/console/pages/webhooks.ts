@@ -11,7 +11,7 @@ import {
   type TestEventOutcome,
 } from '../../operations/webhooks.ts';
 import { decodeEndpointCursor, encodeEndpointCursor } from '../../admin/paging.ts';
-import { attemptJson, endpointJson, testEventJson } from '../../webhooks/representations.ts';
+import { attemptJson, endpointJson, testEventJson } from '../../operations/webhooks/representations.ts';
 import { consoleActor, type ConsolePageDependencies } from '../page-dependencies.ts';
 import { field, optionalField, segment } from '../forms.ts';
 
