@@ -5,7 +5,7 @@ import type { AuthenticationStep } from '../http/pipeline.ts';
 import { buildPort } from '../http/port.ts';
 import { storeAnnouncingTo } from '../store/credentials/announcing-store.ts';
 import { announcerOver } from '../store/credentials/credential-versions.ts';
-import { adminAuthenticator } from './admin-auth.ts';
+import { adminAuthenticator } from '../http/auth/admin-auth.ts';
 import { adminIdempotency } from './admin-idempotency.ts';
 import { adminOpenApi, adminOpenApiRoute } from './admin-openapi.ts';
 import { inputCapsOf } from '../http/wire/openapi-document.ts';

@@ -19,7 +19,7 @@ import { attemptJson, endpointJson, testEventJson } from '../../operations/webho
 import { MAX_WEBHOOK_ENDPOINTS } from '../../store/webhooks/webhook-store.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { actorOf } from '../admin-actor.ts';
-import { decodeEndpointCursor, encodeEndpointCursor, pageLimit } from '../paging.ts';
+import { decodeEndpointCursor, encodeEndpointCursor, pageLimit } from '../../http/wire/paging.ts';
 import { adminRoute, fieldsOf, limitParameter, pageQuery, pathParameter, stringParameter } from '../admin-schemas.ts';
 
 export interface WebhookRoutesOptions {

@@ -10,7 +10,7 @@ import {
   switchWebhookEndpoint,
   type TestEventOutcome,
 } from '../../operations/webhooks.ts';
-import { decodeEndpointCursor, encodeEndpointCursor } from '../../admin/paging.ts';
+import { decodeEndpointCursor, encodeEndpointCursor } from '../../http/wire/paging.ts';
 import { attemptJson, endpointJson, testEventJson } from '../../operations/webhooks/representations.ts';
 import { consoleActor, type ConsolePageDependencies } from '../page-dependencies.ts';
 import { field, optionalField, segment } from '../forms.ts';
