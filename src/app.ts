@@ -21,7 +21,7 @@ import { announcingAgain, storeAnnouncingTo } from './store/credentials/announci
 import type { Store } from './store/store.ts';
 import type { Tracing } from './tracing/tracing.ts';
 
-/** What either port is built from: this one here, the admin port in admin/admin-app.ts. */
+/** What either port is built from: this one here, the admin port in service/admin-port.ts. */
 export interface AppDependencies {
   readonly config: Config;
   readonly store: Store;

@@ -1,6 +1,6 @@
 // Starts the HTTP service: configuration -> store -> migrations -> app -> listening socket (PostgreSQL down: migrations later).
 import type { FastifyInstance } from 'fastify';
-import { buildAdminApp } from './admin/admin-app.ts';
+import { buildAdminApp } from './service/admin-port.ts';
 import { buildApp } from './app.ts';
 import { ConfigError, type Config } from './config.ts';
 import { isDomainError } from './domain/errors.ts';

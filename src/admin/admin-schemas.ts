@@ -10,7 +10,7 @@ import { ADMIN_FAILURE_CODES, ADMIN_FAILURE_DESCRIPTIONS, type AdminFailureStatu
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
 import { MAX_WEBHOOK_ENDPOINTS } from '../store/webhooks/webhook-store.ts';
 import { MAX_ATTEMPTS_LISTED } from '../operations/webhooks.ts';
-import { DEFAULT_PAGE_LIMIT, MAX_CURSOR_LENGTH, MAX_PAGE_LIMIT } from './paging.ts';
+import { DEFAULT_PAGE_LIMIT, MAX_CURSOR_LENGTH, MAX_PAGE_LIMIT } from '../http/wire/paging.ts';
 
 const ref = (id: string) => ({ $ref: `${id}#` }) as const;
 const text = (description: string) => ({ type: 'string', description }) as const;

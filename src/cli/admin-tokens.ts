@@ -1,5 +1,5 @@
 // `account-api admin-tokens ...`: tokens for the admin API (ADMIN_PORT), made, listed with their last use, and revoked.
-import { createAdminToken, revokeAdminToken } from '../admin/admin-token-operations.ts';
+import { createAdminToken, revokeAdminToken } from '../operations/admin-tokens.ts';
 import type { AdminTokenRecord } from '../store/store.ts';
 import { printJson, printLine, printList, printNote } from './cli-context.ts';
 import { databaseGroup } from './command-spec.ts';

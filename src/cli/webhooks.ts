@@ -1,4 +1,4 @@
-// `account-api webhooks ...`: endpoints that receive an event for every change to an account or a key (src/webhooks/).
+// `account-api webhooks ...`: endpoints that receive an event for every change to an account or a key (src/operations/webhooks.ts).
 import { printJson, printLine, printList, printNote, UsageError } from './cli-context.ts';
 import { databaseGroup, type DatabaseCommand } from './command-spec.ts';
 import type { Store } from '../store/store.ts';
@@ -12,8 +12,8 @@ import {
   switchWebhookEndpoint,
   type TestEventOutcome,
 } from '../operations/webhooks.ts';
-import { attemptJson, endpointJson, testEventJson } from '../webhooks/representations.ts';
-import { webhookUserAgent } from '../webhooks/send-delivery.ts';
+import { attemptJson, endpointJson, testEventJson } from '../operations/webhooks/representations.ts';
+import { webhookUserAgent } from '../operations/webhooks/send-delivery.ts';
 import { MAX_WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
 
 export const WEBHOOKS = databaseGroup({

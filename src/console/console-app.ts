@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/failures/http-error.ts';
 import { mapError } from '../http/failures/map-error.ts';
-import { adminTokenProof, chargeAdminToken } from '../admin/admin-auth.ts';
+import { adminTokenProof, chargeAdminToken } from '../http/auth/admin-auth.ts';
 import type { ConsoleOptions, ConsolePageDependencies } from './page-dependencies.ts';
 import { consoleAssets } from './assets.ts';
 import { failurePage } from './failure-pages.ts';

@@ -1,6 +1,6 @@
 // What every console page module is handed, and the audit trail's actor of a change made on one.
 import type { FastifyRequest } from 'fastify';
-import type { AdminAuthOptions } from '../admin/admin-auth.ts';
+import type { AdminAuthOptions } from '../http/auth/admin-auth.ts';
 import type { KeyEnvironment } from '../domain/api-keys.ts';
 import type { TimezoneCatalog } from '../domain/timezones.ts';
 import { adminActor } from '../operations/actor.ts';

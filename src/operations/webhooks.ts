@@ -2,11 +2,11 @@
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../domain/errors.ts';
 import type { AuditActor, Store } from '../store/store.ts';
-import { checkedAddress, parseWebhookUrl } from '../webhooks/address-check.ts';
+import { checkedAddress, parseWebhookUrl } from './webhooks/address-check.ts';
 import { isWebhookEventType, newEventId, pingBody, WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
-import { openSecret, sealSecret } from '../webhooks/secret-sealing.ts';
-import { sendDelivery, type SendOptions, type SendResult } from '../webhooks/send-delivery.ts';
-import { newSigningSecret } from '../webhooks/signature.ts';
+import { openSecret, sealSecret } from '../domain/webhooks/secret-sealing.ts';
+import { sendDelivery, type SendOptions, type SendResult } from './webhooks/send-delivery.ts';
+import { newSigningSecret } from '../domain/webhooks/signature.ts';
 import { invalidWebhookEvents, invalidWebhookUrl } from '../domain/webhooks/webhook-errors.ts';
 import type { DeliveryAttempt, WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
 

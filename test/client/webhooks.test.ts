@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { verifyWebhook, WebhookVerificationError, type WebhookEvent, type WebhookEventType } from '../../client/src/index.ts';
 import type { operations } from './openapi-v0.generated.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../src/domain/webhooks/events.ts';
-import { newSigningSecret, signedHeaders } from '../../src/webhooks/signature.ts';
+import { newSigningSecret, signedHeaders } from '../../src/domain/webhooks/signature.ts';
 
 const body = JSON.stringify({ id: 'evt_1', type: 'key.revoked', created_at: '2026-11-23T00:00:00.000Z', data: { object: null, changes: {} } });
 

@@ -92,3 +92,24 @@ export function findBackArrows(graph: ImportGraph, layerOf: (file: string) => nu
   }
   return arrows.sort((a, b) => a.from.localeCompare(b.from) || a.to.localeCompare(b.to));
 }
+
+/** An import from one folder of a set into another of the same set. */
+export type Crossing = { from: string; to: string };
+
+/**
+ * Every edge between two different folders of `sideBySide` (prefixes such as 'admin/'): folders that stand side by side in a layer
+ * share what they need through a layer below, so neither comes to depend on the other's insides.
+ */
+export function findCrossings(graph: ImportGraph, sideBySide: readonly string[]): Crossing[] {
+  const folderOf = (file: string) => sideBySide.find((folder) => file.startsWith(folder));
+  const crossings: Crossing[] = [];
+  for (const [from, targets] of graph) {
+    const fromFolder = folderOf(from);
+    if (fromFolder === undefined) continue;
+    for (const to of targets) {
+      const toFolder = folderOf(to);
+      if (toFolder !== undefined && toFolder !== fromFolder) crossings.push({ from, to });
+    }
+  }
+  return crossings.sort((a, b) => a.from.localeCompare(b.from) || a.to.localeCompare(b.to));
+}

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { findBackArrows, findCycles, readImportGraph, type BackArrow, type ImportGraph } from '../support/import-layers.ts';
+import { findBackArrows, findCrossings, findCycles, readImportGraph, type BackArrow, type ImportGraph } from '../support/import-layers.ts';
 
 const SRC = join(import.meta.dirname, '../../src');
 const BENCH = join(import.meta.dirname, '../../bench');
@@ -24,29 +24,23 @@ const LAYERS: Layers = [
   // Every settings type, parsed once from the environment and flags.
   ['config', ['config.ts']],
   ['store', ['store/']],
-  // The one implementation of every change; the sandbox's demo accounts are seeded through the store as operations are.
-  // The webhook operations check addresses, seal and make signing secrets and send the test event, so those modules sit here,
-  // below the worker that also uses them, though they live in webhooks/ beside it.
-  [
-    'operations',
-    [
-      'operations/',
-      'sandbox/',
-      'webhooks/address-check.ts',
-      'webhooks/special-addresses.ts',
-      'webhooks/secret-sealing.ts',
-      'webhooks/signature.ts',
-      'webhooks/send-delivery.ts',
-    ],
-  ],
-  // Spans, below what serves requests: the pipeline, the admin port and the webhook worker all run inside them.
+  // The one implementation of every change, and what the webhook operations need to do theirs (checking an address, sending
+  // one delivery); the sandbox's demo accounts are seeded through the store as operations are.
+  ['operations', ['operations/', 'sandbox/']],
+  // Spans, below what serves requests: the pipeline, the admin port and the webhook delivery worker all run inside them.
   ['tracing', ['tracing/']],
-  // The faces and what runs beside requests: the public routes, the admin API, the webhook sender and worker.
-  ['faces', ['http/', 'routes/', 'admin/', 'webhooks/', 'console/']],
-  // The factories that build the ports from the faces; admin-app.ts builds the admin port as app.ts builds the public one.
-  ['ports', ['app.ts', 'server.ts', 'admin/admin-app.ts']],
+  // How HTTP meets the domain, shared by every face: the pipeline, authentication (API keys and admin tokens), the wire.
+  ['http', ['http/']],
+  // The faces, side by side (FACES): the public routes, the admin API, the console.
+  ['faces', ['routes/', 'admin/', 'console/']],
+  // What runs: the factories that build the ports from the faces (service/admin-port.ts builds the admin port, and mounts the
+  // console on it, as app.ts builds the public one), and the webhook delivery worker that runs beside them.
+  ['ports', ['service/', 'app.ts', 'server.ts']],
   ['process', ['cli/', 'main.ts']],
 ];
+
+/** The faces import nothing of each other: what two of them share (admin token auth, paging) sits below them, in http/ or operations/. */
+const FACES = ['routes/', 'admin/', 'console/'];
 
 /**
  * The bench (bench/README.md), lowest first: what is measured and how it is reported sit apart, so a report never reaches
@@ -109,6 +103,11 @@ describe('the checker', () => {
     assert.deepEqual(findBackArrows(planted, byFolder), [{ from: 'domain/d.ts', fromLayer: 0, to: 'http/h.ts', toLayer: 2 }]);
   });
 
+  test('reports an import from one side-by-side folder into another, and not one within a folder or down to a shared one', () => {
+    const planted = graph({ 'console/c.ts': ['admin/a.ts', 'console/d.ts', 'http/h.ts'], 'admin/a.ts': ['http/h.ts'], 'console/d.ts': [], 'http/h.ts': [] });
+    assert.deepEqual(findCrossings(planted, ['admin/', 'console/']), [{ from: 'console/c.ts', to: 'admin/a.ts' }]);
+  });
+
   test('reads every form of import: type-only, re-export, dynamic, and leaves packages and files outside the root out', () => {
     const root = mkdtempSync(join(tmpdir(), 'import-layers-'));
     try {
@@ -141,6 +140,11 @@ describe('the imports of src/', () => {
     const arrows = findBackArrows(real, layerOf).map(describeArrow(LAYERS));
     const order = LAYERS.map(([name]) => name).join(' < ');
     assert.deepEqual(arrows, [], `imports from a lower layer to a higher one (lowest first: ${order}); move what is shared down, or hand it in`);
+  });
+
+  test('never cross from one face into another', () => {
+    const crossings = findCrossings(real, FACES).map(({ from, to }) => `${from} -> ${to}`);
+    assert.deepEqual(crossings, [], `imports between faces (${FACES.join(', ')}); move what both need down, into http/ or operations/`);
   });
 
   test('places every file in a layer, so a new folder cannot slip past the check', () => {

@@ -12,7 +12,7 @@ import { DISPLAY_NAME_MAX_LENGTH, USERNAME_MAX_LENGTH } from '../../domain/names
 
 /** As domain/names.ts checks a display name (400 invalid_name past it). */
 const NAME_SHAPE = { maxLength: DISPLAY_NAME_MAX_LENGTH };
-import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';
+import { decodeCursor, nextCursor, pageLimit } from '../../http/wire/paging.ts';
 import { accountJson } from '../../operations/representations.ts';
 
 export interface AccountRoutesOptions {

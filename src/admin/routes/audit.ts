@@ -4,7 +4,7 @@ import { parseInstant } from '../../domain/instants.ts';
 import { success } from '../../http/wire/envelope.ts';
 import type { Store } from '../../store/store.ts';
 import { adminRoute, pageQuery, stringParameter, USERNAME_SHAPE } from '../admin-schemas.ts';
-import { decodeCursor, nextCursor, pageLimit } from '../paging.ts';
+import { decodeCursor, nextCursor, pageLimit } from '../../http/wire/paging.ts';
 import { auditJson } from '../../operations/representations.ts';
 import { auditFilters } from '../../operations/audit.ts';
 import { AUDIT_ACTIONS, AUDIT_ACTOR_MAX_LENGTH } from '../../domain/audit-events.ts';

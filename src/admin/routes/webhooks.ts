@@ -15,11 +15,11 @@ import {
   sendWebhookTestEvent,
   switchWebhookEndpoint,
 } from '../../operations/webhooks.ts';
-import { attemptJson, endpointJson, testEventJson } from '../../webhooks/representations.ts';
+import { attemptJson, endpointJson, testEventJson } from '../../operations/webhooks/representations.ts';
 import { MAX_WEBHOOK_ENDPOINTS } from '../../store/webhooks/webhook-store.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { actorOf } from '../admin-actor.ts';
-import { decodeEndpointCursor, encodeEndpointCursor, pageLimit } from '../paging.ts';
+import { decodeEndpointCursor, encodeEndpointCursor, pageLimit } from '../../http/wire/paging.ts';
 import { adminRoute, fieldsOf, limitParameter, pageQuery, pathParameter, stringParameter } from '../admin-schemas.ts';
 
 export interface WebhookRoutesOptions {

@@ -7,7 +7,7 @@ import { MAX_LIFETIME_MS } from '../../operations/expiry.ts';
 import { listKeys } from '../../operations/keys.ts';
 import { utcDay } from '../../domain/key-usage.ts';
 import { accountJson, keyJson } from '../../operations/representations.ts';
-import { decodeCursor, nextCursor } from '../../admin/paging.ts';
+import { decodeCursor, nextCursor } from '../../http/wire/paging.ts';
 import { consoleActor, type ConsolePageDependencies } from '../page-dependencies.ts';
 import { field, optionalField, segment } from '../forms.ts';
 

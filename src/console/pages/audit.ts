@@ -4,7 +4,7 @@ import { AUDIT_ACTIONS } from '../../domain/audit-events.ts';
 import { parseInstant } from '../../domain/instants.ts';
 import { auditFilters } from '../../operations/audit.ts';
 import { auditJson } from '../../operations/representations.ts';
-import { decodeCursor, nextCursor } from '../../admin/paging.ts';
+import { decodeCursor, nextCursor } from '../../http/wire/paging.ts';
 import type { ConsolePageDependencies } from '../page-dependencies.ts';
 import { field } from '../forms.ts';
 

@@ -10,8 +10,8 @@ import {
   switchWebhookEndpoint,
   type TestEventOutcome,
 } from '../../operations/webhooks.ts';
-import { decodeEndpointCursor, encodeEndpointCursor } from '../../admin/paging.ts';
-import { attemptJson, endpointJson, testEventJson } from '../../webhooks/representations.ts';
+import { decodeEndpointCursor, encodeEndpointCursor } from '../../http/wire/paging.ts';
+import { attemptJson, endpointJson, testEventJson } from '../../operations/webhooks/representations.ts';
 import { consoleActor, type ConsolePageDependencies } from '../page-dependencies.ts';
 import { field, optionalField, segment } from '../forms.ts';
 

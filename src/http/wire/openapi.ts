@@ -11,7 +11,7 @@ import type { KeyEnvironment } from '../../domain/api-keys.ts';
 import { DOCUMENT_CONTACT, DOCUMENT_LICENSE } from './openapi-info.ts';
 import { finishDocument, shownSchema, type InputCaps, type OpenApiDocument } from './openapi-document.ts';
 import { DOCUMENTED_BODY, DOCUMENTED_ONLY, SHARED_SCHEMAS } from './schemas.ts';
-import { webhookOperations } from '../../webhooks/webhook-openapi.ts';
+import { webhookOperations } from './webhook-openapi.ts';
 
 export interface OpenApiOptions {
   readonly environment: KeyEnvironment;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { adminAuthenticator } from '../../../../src/admin/admin-auth.ts';
+import { adminAuthenticator } from '../../../../src/http/auth/admin-auth.ts';
 import { composeAdminToken, issueAdminToken } from '../../../../src/domain/admin-tokens.ts';
 import { composeKey, hashKey, issueKey, randomBase62 } from '../../../../src/domain/api-keys.ts';
 import { authenticator } from '../../../../src/http/auth/authenticate.ts';

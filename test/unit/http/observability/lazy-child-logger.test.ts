@@ -252,7 +252,7 @@ test("the app logger's child() makes lazy loggers, so Fastify's default factory 
 
 test('every request of the built app, on the public port and the admin one, gets a lazy logger', async () => {
   const { buildApp } = await import('../../../../src/app.ts');
-  const { buildAdminApp } = await import('../../../../src/admin/admin-app.ts');
+  const { buildAdminApp } = await import('../../../../src/service/admin-port.ts');
   const { loadConfig } = await import('../../../../src/config.ts');
   const { loadTimezoneCatalog } = await import('../../../../src/domain/timezones.ts');
   const { createMetrics } = await import('../../../../src/http/observability/metrics.ts');

@@ -4,8 +4,8 @@ import { test } from 'node:test';
 import type { Store } from '../../../src/store/store.ts';
 import type { SpanRunner } from '../../../src/tracing/tracing.ts';
 import type { WebhookSettings } from '../../../src/config.ts';
-import { startDeliveryWorker } from '../../../src/webhooks/delivery-worker.ts';
-import type { SendResult } from '../../../src/webhooks/send-delivery.ts';
+import { startDeliveryWorker } from '../../../src/service/delivery-worker.ts';
+import type { SendResult } from '../../../src/operations/webhooks/send-delivery.ts';
 import type { AttemptOutcome, ClaimedDelivery } from '../../../src/store/webhooks/webhook-store.ts';
 import { eventually } from '../../support/eventually.ts';
 

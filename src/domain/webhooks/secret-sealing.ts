@@ -1,6 +1,6 @@
 // Webhook signing secrets at rest: sealed with AES-256-GCM under WEBHOOK_SECRETS_KEY when the operator sets one.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { DomainError } from '../domain/errors.ts';
+import { DomainError } from '../errors.ts';
 
 const SEALED = 'sealed:v1:';
 

@@ -1,5 +1,5 @@
 // The events as OpenAPI 3.1 `webhooks`: one POST per event type, its body's schema and the Standard Webhooks headers.
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../domain/webhooks/events.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhooks/events.ts';
 
 const TIME = { type: 'string', format: 'date-time' } as const;
 const NULLABLE_TIME = { type: ['string', 'null'], format: 'date-time' } as const;

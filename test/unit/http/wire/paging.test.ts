@@ -1,7 +1,7 @@
 // Cursor paging's rules: limits 1..100, cursors opaque and bound to their list.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeCursor, decodeEndpointCursor, encodeCursor, encodeEndpointCursor, nextCursor, pageLimit } from '../../../src/admin/paging.ts';
+import { decodeCursor, decodeEndpointCursor, encodeCursor, encodeEndpointCursor, nextCursor, pageLimit } from '../../../../src/http/wire/paging.ts';
 
 test('limit defaults to 50 and takes whole numbers from 1 to 100 only', () => {
   assert.equal(pageLimit(undefined), 50);

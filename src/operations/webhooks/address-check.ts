@@ -2,7 +2,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { judgeAddress } from './special-addresses.ts';
-import { invalidWebhookUrl } from '../domain/webhooks/webhook-errors.ts';
+import { invalidWebhookUrl } from '../../domain/webhooks/webhook-errors.ts';
 
 /**
  * Whether a delivery may go to this address: by the IANA special-purpose registries (special-addresses.ts), an IPv6 address

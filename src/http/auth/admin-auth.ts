@@ -1,10 +1,10 @@
-// Authenticates admin API callers from `Authorization: Bearer <admin token>`; every admin route needs one, except the document.
+// Authenticates admin tokens: `Authorization: Bearer <admin token>` on every admin route but the document, and the console's sign-in.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ADMIN_TOKEN_PREFIXES, parseAdminToken } from '../domain/admin-tokens.ts';
-import { digestMatches, hashKey, keyDigest, parseKey, type KeyEnvironment } from '../domain/api-keys.ts';
-import { HttpError } from '../http/failures/http-error.ts';
-import type { CountedAuthAttempt, RateBudgets } from '../http/limits/rate-limits.ts';
-import type { AdminCredential, AdminTokenStore } from '../store/store.ts';
+import { ADMIN_TOKEN_PREFIXES, parseAdminToken } from '../../domain/admin-tokens.ts';
+import { digestMatches, hashKey, keyDigest, parseKey, type KeyEnvironment } from '../../domain/api-keys.ts';
+import { HttpError } from '../failures/http-error.ts';
+import type { CountedAuthAttempt, RateBudgets } from '../limits/rate-limits.ts';
+import type { AdminCredential, AdminTokenStore } from '../../store/store.ts';
 
 /** `public`: answered without a token (the OpenAPI document). */
 export type AdminAccess = 'token' | 'public';

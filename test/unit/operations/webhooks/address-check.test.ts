@@ -1,7 +1,7 @@
 // Which addresses webhooks may reach, judged after resolution: names resolving to private ranges are refused too.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkedAddress, isPublicAddress, parseWebhookUrl } from '../../../src/webhooks/address-check.ts';
+import { checkedAddress, isPublicAddress, parseWebhookUrl } from '../../../../src/operations/webhooks/address-check.ts';
 
 test('private, loopback, link-local, unique-local, CGNAT, multicast and unspecified addresses are not public', () => {
   for (const address of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255',

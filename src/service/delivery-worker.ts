@@ -5,8 +5,8 @@ import type { WebhookSettings } from '../config.ts';
 import type { Store } from '../store/store.ts';
 import { untraced, type SpanRunner } from '../tracing/tracing.ts';
 import { nextAttemptAt } from '../domain/webhooks/retry-schedule.ts';
-import { openSecret } from './secret-sealing.ts';
-import { sendDelivery, type SendOptions, type SendResult } from './send-delivery.ts';
+import { openSecret } from '../domain/webhooks/secret-sealing.ts';
+import { sendDelivery, type SendOptions, type SendResult } from '../operations/webhooks/send-delivery.ts';
 import type { WebhookMetrics } from './webhook-metrics.ts';
 import type { ClaimedDelivery } from '../store/webhooks/webhook-store.ts';
 

@@ -3,8 +3,8 @@ import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { checkedAddress, parseWebhookUrl, type Resolve, resolveHost } from './address-check.ts';
-import { signedHeaders } from './signature.ts';
-import { DELIVERY_TIMEOUT_MS } from '../domain/webhooks/retry-schedule.ts';
+import { signedHeaders } from '../../domain/webhooks/signature.ts';
+import { DELIVERY_TIMEOUT_MS } from '../../domain/webhooks/retry-schedule.ts';
 
 /** The User-Agent of every delivery and test event, so a receiver's logs tell them from other traffic. */
 export function webhookUserAgent(version: string): string {

@@ -1,5 +1,5 @@
-// Cursor paging of the admin API's lists: `limit` 1 to 100 (default 50), an opaque cursor, the next one in meta.next_cursor.
-import { DomainError } from '../domain/errors.ts';
+// Cursor paging of the admin API's lists and the console's pages: `limit` 1 to 100 (default 50), an opaque cursor, the next one in meta.next_cursor.
+import { DomainError } from '../../domain/errors.ts';
 
 export const DEFAULT_PAGE_LIMIT = 50;
 export const MAX_PAGE_LIMIT = 100;

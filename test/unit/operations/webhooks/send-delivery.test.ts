@@ -4,8 +4,8 @@ import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { sendDelivery } from '../../../src/webhooks/send-delivery.ts';
-import { newSigningSecret } from '../../../src/webhooks/signature.ts';
+import { sendDelivery } from '../../../../src/operations/webhooks/send-delivery.ts';
+import { newSigningSecret } from '../../../../src/domain/webhooks/signature.ts';
 
 let port = 0;
 const hosts: string[] = [];

@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { loadConfig } from '../../../src/config.ts';
-import { openSecret, sealSecret } from '../../../src/webhooks/secret-sealing.ts';
-import { newSigningSecret } from '../../../src/webhooks/signature.ts';
+import { loadConfig } from '../../../../src/config.ts';
+import { openSecret, sealSecret } from '../../../../src/domain/webhooks/secret-sealing.ts';
+import { newSigningSecret } from '../../../../src/domain/webhooks/signature.ts';
 
 test('a sealed secret holds nothing of the secret, and opens under its key', () => {
   const key = randomBytes(32);

@@ -1,6 +1,6 @@
 // How the CLI's --json and the admin API show endpoints, attempts and test events: snake_case, never a secret.
-import type { TestEventOutcome } from '../operations/webhooks.ts';
-import type { DeliveryAttempt, WebhookEndpoint } from '../store/webhooks/webhook-store.ts';
+import type { TestEventOutcome } from '../webhooks.ts';
+import type { DeliveryAttempt, WebhookEndpoint } from '../../store/webhooks/webhook-store.ts';
 
 export function endpointJson(endpoint: WebhookEndpoint) {
   return {

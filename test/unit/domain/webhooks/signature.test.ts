@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { newSigningSecret, signedHeaders } from '../../../src/webhooks/signature.ts';
+import { newSigningSecret, signedHeaders } from '../../../../src/domain/webhooks/signature.ts';
 
 test('a signed delivery verifies with the standardwebhooks package', () => {
   const secret = newSigningSecret();
