@@ -58,7 +58,15 @@ async function checkPrepared(store: Store): Promise<PreparedStore> {
  * A port another process holds, one this user may not bind, or an address not this machine's, is the operator's to fix: one line naming the port and the
  * setting (run-cli.ts prints a ConfigError without a stack), not an "unexpected failure". Anything else is passed on.
  */
-function listenFailure(error: unknown, host: string, port: number, setting: string, hostSetting: string): unknown {
+interface Listener {
+  readonly host: string;
+  readonly port: number;
+  /** The variables (and flags) that choose them, named in the line. */
+  readonly portSetting: string;
+  readonly hostSetting: string;
+}
+
+function listenFailure(error: unknown, { host, port, portSetting: setting, hostSetting }: Listener): unknown {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   if (code === 'EADDRNOTAVAIL') {
     return new ConfigError(`address ${host} is not one of this machine's: set ${hostSetting} to one of its addresses, or 0.0.0.0 for every interface.`);
@@ -117,19 +125,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     let adminApp: FastifyInstance | null = null;
     try {
       await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
-        throw listenFailure(error, config.host, config.port, 'PORT (or --port)', 'HOST (or --host)');
+        throw listenFailure(error, { host: config.host, port: config.port, portSetting: 'PORT (or --port)', hostSetting: 'HOST (or --host)' });
       });
       if (config.metrics.port !== null) {
         const { host, port } = config.metrics;
         metricsListener = await listenForMetrics({ registry: metrics.registry, host, port }).catch((error: unknown) => {
-          throw listenFailure(error, host, port, 'METRICS_PORT', 'METRICS_HOST');
+          throw listenFailure(error, { host, port, portSetting: 'METRICS_PORT', hostSetting: 'METRICS_HOST' });
         });
       }
       if (config.admin.port !== null) {
         const { host, port } = config.admin;
         adminApp = buildAdminApp({ config, store, timezones, redis, metrics, tracing });
         await adminApp.listen({ port, host }).catch((error: unknown) => {
-          throw listenFailure(error, host, port, 'ADMIN_PORT', 'ADMIN_HOST');
+          throw listenFailure(error, { host, port, portSetting: 'ADMIN_PORT', hostSetting: 'ADMIN_HOST' });
         });
       }
     } catch (error) {
