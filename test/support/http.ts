@@ -33,7 +33,7 @@ export async function call(method: string, url: string, options: CallOptions = {
     body = JSON.stringify(options.json);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await fetch(url, { method, headers, body });
+  const response = await fetchOnce(url, { method, headers, body });
   const text = await response.text();
   let parsed: unknown;
   try {
@@ -42,6 +42,23 @@ export async function call(method: string, url: string, options: CallOptions = {
     parsed = undefined;
   }
   return { status: response.status, headers: response.headers, text, body: parsed };
+}
+
+/**
+ * fetch, sent once more when a kept-alive connection it reused turns out closed: the server ends a connection idle for
+ * KEEP_ALIVE_TIMEOUT_MS, and on a loaded machine the client's own timer (which gives such a connection up a little sooner)
+ * can run late, so the request goes out on a connection the server is closing and meets "other side closed" before any
+ * answer. Node's documentation gives the same advice for its http agent (retry a request on a reused socket). A connection
+ * that had carried no earlier answer (bytesRead 0) is not such a case, and its failure is the test's.
+ */
+async function fetchOnce(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; socket?: { bytesRead?: number } } }).cause;
+    if (cause?.code !== 'UND_ERR_SOCKET' || !((cause.socket?.bytesRead ?? 0) > 0)) throw error;
+    return fetch(url, init);
+  }
 }
 
 /** Asserts the documented failure envelope and returns its first message. */
