@@ -466,7 +466,11 @@ test("the README's command-line section prints exactly what the README shows", a
     const script = [
       'set -u',
       `npx() { if [ "$1" = account-api ]; then shift; "${process.execPath}" "${MAIN}" "$@"; else command npx "$@"; fi; }`,
-      ...examples.flatMap((example) => [`echo '${marker}'`, example.command.replaceAll('http://localhost:8080', server.url)]),
+      // The README runs ./account-api from the repository; this script runs in the fresh workspace, so it names the launcher whole.
+      ...examples.flatMap((example) => [
+        `echo '${marker}'`,
+        example.command.replaceAll('http://localhost:8080', server.url).replaceAll('./account-api', `"${join(REPO_ROOT, 'account-api')}"`),
+      ]),
     ].join('\n');
     const env = { ...fresh.env, ACCOUNT_API_SANDBOX_URL: sandboxServer.url };
     const result = spawnSync('bash', ['-c', script], { cwd: fresh.dir, env, encoding: 'utf8' });
