@@ -167,6 +167,9 @@ for (const engine of ENGINES) {
       await photograph('accounts');
       const results = page.locator('#account-results');
       await page.getByLabel('Username starts with').pressSequentially('ali');
+      // Bob is gone from the answer to "a" already: the search for "ali" is waited for by its address, then its swap settled.
+      await page.waitForURL(/prefix=ali$/);
+      await page.locator('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added').first().waitFor({ state: 'detached' });
       await results.getByRole('link', { name: 'bob' }).waitFor({ state: 'detached' });
       const found = await results.locator('tbody tr td:first-child').allInnerTexts();
       assert.deepEqual(found.map((text) => text.trim()).sort(), ['alice', 'alina'], `searching "ali" listed ${found}`);
